@@ -1,0 +1,240 @@
+"""Image datasets as canonical uint8 tensors plus a manifest.
+
+Sources are tried in the configured order:
+  local        a full copy found under one of `search_paths` (checksums verified)
+  torchvision  the real download (md5 checked by torchvision) into `download_dir`
+  huggingface  `datasets.load_dataset` from the hub
+  subset       CIFAR-10 only: the verified `cifar10-subset.npz` (7,728 train + 1,000 test);
+               the manifest then carries `subset: true`, which every figure and the report show.
+A corrupt local copy is an error, never silently skipped.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import shutil
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from .io import file_digest, torch_save, write_json
+
+CIFAR10_ARCHIVE = ("cifar-10-python.tar.gz", "c58f30108f718f92721af3b95e74349a")
+CIFAR10_URL = "https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz"
+CIFAR10_SUBSET = ("cifar10-subset.npz", "8299bffa37f32fd043c45fc373dafb8e")
+MNIST_FILES = {
+    "train-images-idx3-ubyte.gz": "f68b3c2dcbeaaa9fbdd348bbdeb94873",
+    "train-labels-idx1-ubyte.gz": "d53e105ee54ea40749a09fcbcd1e9432",
+    "t10k-images-idx3-ubyte.gz": "9fb629c4189551a2d022fa330f9573f3",
+    "t10k-labels-idx1-ubyte.gz": "ec29112dd5afa0611ce80d1b7f02629c",
+}
+HF_NAMES = {"cifar10": ("uoft-cs/cifar10", "img", "label"), "mnist": ("ylecun/mnist", "image", "label")}
+DATASETS = ("cifar10", "mnist")
+SOURCES = ("local", "torchvision", "huggingface", "subset")
+
+
+class DataError(RuntimeError):
+    """A dataset could not be prepared; the message says what to do."""
+
+
+class ChecksumError(DataError):
+    """A file's checksum does not match the published one."""
+
+
+class SourceUnavailable(Exception):
+    """This source has no copy (not an error while other sources remain)."""
+
+
+@dataclass
+class Prepared:
+    """Canonical tensors of one dataset and where they came from."""
+
+    x_train: torch.Tensor  # uint8 (N, C, H, W)
+    y_train: torch.Tensor  # int64 (N,)
+    x_test: torch.Tensor
+    y_test: torch.Tensor
+    classes: list[str]
+    source: str
+    source_files: dict[str, str]  # path -> md5
+    subset: bool = False
+
+
+def verify_md5(path: Path, expected: str) -> str:
+    digest = file_digest(path, "md5")
+    if digest != expected:
+        raise ChecksumError(
+            f"checksum mismatch for {path}: md5 is {digest}, expected {expected}. "
+            "The file is corrupt or not the original; delete or replace it."
+        )
+    return digest
+
+
+def _find(search_paths: list[str], relative: str) -> Path | None:
+    for root in search_paths:
+        p = Path(root).expanduser() / relative
+        if p.exists():
+            return p
+    return None
+
+
+def _from_torchvision(ds_train, ds_test, classes: list[str]) -> dict:
+    def arr(ds) -> torch.Tensor:
+        x = torch.as_tensor(np.asarray(ds.data))
+        return x.unsqueeze(1) if x.dim() == 3 else x.permute(0, 3, 1, 2).contiguous()
+
+    return dict(x_train=arr(ds_train), y_train=torch.as_tensor(np.asarray(ds_train.targets)).long(),
+                x_test=arr(ds_test), y_test=torch.as_tensor(np.asarray(ds_test.targets)).long(),
+                classes=list(classes))
+
+
+def _torchvision_load(name: str, root: Path, download: bool) -> dict:
+    import torchvision
+
+    cls = {"cifar10": torchvision.datasets.CIFAR10, "mnist": torchvision.datasets.MNIST}[name]
+    train = cls(str(root), train=True, download=download)
+    test = cls(str(root), train=False, download=download)
+    return _from_torchvision(train, test, train.classes)
+
+
+def _local(name: str, search_paths: list[str], download_dir: Path) -> Prepared:
+    if name == "cifar10":
+        archive = _find(search_paths, CIFAR10_ARCHIVE[0])
+        if archive is not None:
+            md5 = verify_md5(archive, CIFAR10_ARCHIVE[1])
+            download_dir.mkdir(parents=True, exist_ok=True)
+            shutil.copy(archive, download_dir / CIFAR10_ARCHIVE[0])
+            t = _torchvision_load(name, download_dir, download=True)  # extracts, checks md5 again
+            return Prepared(**t, source=f"local:{archive}", source_files={str(archive): md5})
+        extracted = _find(search_paths, "cifar-10-batches-py")
+        if extracted is not None:
+            try:  # torchvision checks the md5 of every batch file
+                t = _torchvision_load(name, extracted.parent, download=False)
+            except RuntimeError as e:
+                raise ChecksumError(f"local CIFAR-10 copy at {extracted} is corrupt: {e}") from e
+            return Prepared(**t, source=f"local:{extracted}", source_files={str(extracted): "verified"})
+        raise SourceUnavailable("no cifar-10-python.tar.gz or cifar-10-batches-py in search paths")
+    raw = _find(search_paths, "MNIST/raw")
+    if raw is None or not all((raw / f).exists() for f in MNIST_FILES):
+        raise SourceUnavailable("no MNIST/raw/*.gz in search paths")
+    dest = download_dir / "MNIST" / "raw"
+    dest.mkdir(parents=True, exist_ok=True)
+    files = {}
+    for fname, md5 in MNIST_FILES.items():
+        files[str(raw / fname)] = verify_md5(raw / fname, md5)
+        shutil.copy(raw / fname, dest / fname)  # extract in our folder, never in the source
+    t = _torchvision_load(name, download_dir, download=True)
+    return Prepared(**t, source=f"local:{raw}", source_files=files)
+
+
+def _download(name: str, download_dir: Path) -> Prepared:
+    try:
+        t = _torchvision_load(name, download_dir, download=True)
+    except (OSError, RuntimeError, ValueError) as e:  # URLError is an OSError
+        raise SourceUnavailable(f"torchvision download failed: {e}") from e
+    return Prepared(**t, source="torchvision-download", source_files={})
+
+
+def _huggingface(name: str, download_dir: Path) -> Prepared:
+    try:
+        import datasets
+
+        repo, img_key, label_key = HF_NAMES[name]
+        ds = datasets.load_dataset(repo, cache_dir=str(download_dir / "huggingface"))
+    except Exception as e:  # the hub raises many kinds of connection errors
+        raise SourceUnavailable(f"Hugging Face hub: {type(e).__name__}: {e}") from e
+
+    def split(s) -> tuple[torch.Tensor, torch.Tensor]:
+        x = torch.stack([torch.as_tensor(np.asarray(im)) for im in s[img_key]])
+        x = x.unsqueeze(1) if x.dim() == 3 else x.permute(0, 3, 1, 2).contiguous()
+        return x, torch.as_tensor(s[label_key]).long()
+
+    xtr, ytr = split(ds["train"])
+    xte, yte = split(ds["test"])
+    classes = ds["train"].features[label_key].names
+    return Prepared(xtr, ytr, xte, yte, list(classes), source=f"huggingface:{repo}", source_files={})
+
+
+def _subset(name: str, search_paths: list[str]) -> Prepared:
+    if name != "cifar10":
+        raise SourceUnavailable("the verified subset exists for CIFAR-10 only")
+    path = _find(search_paths, CIFAR10_SUBSET[0])
+    if path is None:
+        raise SourceUnavailable(f"no {CIFAR10_SUBSET[0]} in search paths")
+    md5 = verify_md5(path, CIFAR10_SUBSET[1])
+    with np.load(path) as z:
+        return Prepared(
+            x_train=torch.from_numpy(z["x_train"]).contiguous(),
+            y_train=torch.from_numpy(z["y_train"]).long(),
+            x_test=torch.from_numpy(z["x_test"]).contiguous(),
+            y_test=torch.from_numpy(z["y_test"]).long(),
+            classes=[str(c) for c in z["classes"]],
+            source=f"subset:{path}", source_files={str(path): md5}, subset=True,
+        )
+
+
+def prepare(name: str, search_paths: list[str], download_dir: str | Path,
+            sources: list[str] | tuple[str, ...] = SOURCES,
+            log: Callable[[str], None] = lambda m: print(m, file=sys.stderr)) -> Prepared:
+    """Find or download `name`, trying `sources` in order."""
+    if name not in DATASETS:
+        raise DataError(f"unknown dataset {name!r}; available: {', '.join(DATASETS)}")
+    download_dir = Path(download_dir)
+    tried = []
+    for source in sources:
+        try:
+            if source == "local":
+                result = _local(name, search_paths, download_dir)
+            elif source == "torchvision":
+                result = _download(name, download_dir)
+            elif source == "huggingface":
+                result = _huggingface(name, download_dir)
+            elif source == "subset":
+                result = _subset(name, search_paths)
+            else:
+                raise DataError(f"unknown data source {source!r}; use {', '.join(SOURCES)}")
+        except SourceUnavailable as e:
+            tried.append(f"{source}: {e}")
+            log(f"[data] {name}: {source} unavailable ({e})")
+            continue
+        log(f"[data] {name}: using {result.source}")
+        return result
+    what = {"cifar10": f"{CIFAR10_ARCHIVE[0]} (from {CIFAR10_URL})",
+            "mnist": "MNIST/raw/ with " + ", ".join(MNIST_FILES)}[name]
+    raise DataError(
+        f"dataset {name!r} is not available. Tried:\n  " + "\n  ".join(tried)
+        + f"\nDownload {what} and put it in one of data.search_paths {search_paths}, "
+        "or run on a machine with internet access."
+    )
+
+
+def save(prepared: Prepared, tensors_path: str | Path, manifest_path: str | Path) -> dict:
+    """Write the tensors, then a manifest with counts, checksums and the subset flag."""
+    torch_save(tensors_path, {k: getattr(prepared, k)
+                              for k in ("x_train", "y_train", "x_test", "y_test", "classes")})
+    manifest = {
+        "source": prepared.source,
+        "source_files": prepared.source_files,
+        "subset": prepared.subset,
+        "counts": {"train": int(prepared.y_train.numel()), "test": int(prepared.y_test.numel())},
+        "shape": list(prepared.x_train.shape[1:]),
+        "classes": prepared.classes,
+        "sha256": file_digest(tensors_path),
+        "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+    }
+    write_json(manifest_path, manifest)
+    return manifest
+
+
+def load(tensors_path: str | Path, manifest: dict) -> dict:
+    """Load prepared tensors after checking them against the manifest's sha256."""
+    digest = file_digest(tensors_path)
+    if digest != manifest["sha256"]:
+        raise ChecksumError(
+            f"{tensors_path} does not match its manifest (sha256 {digest} != {manifest['sha256']}); "
+            "delete it so the data rule rebuilds it"
+        )
+    return torch.load(tensors_path, weights_only=True)

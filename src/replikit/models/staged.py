@@ -1,0 +1,35 @@
+"""Base class for networks whose intermediate stages can be probed by name."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import torch
+from torch import nn
+
+
+class StagedNet(nn.Module):
+    """A network written as a sequence of named stages; `forward` returns the last one."""
+
+    def stages(self, x: torch.Tensor) -> Iterator[tuple[str, torch.Tensor]]:
+        raise NotImplementedError
+
+    @property
+    def stage_names(self) -> list[str]:
+        raise NotImplementedError
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out = x
+        for _, out in self.stages(x):
+            pass
+        return out
+
+    def stage_outputs(self, x: torch.Tensor, names: set[str] | None = None) -> dict[str, torch.Tensor]:
+        """Outputs of the named stages, conv maps global-average-pooled to vectors."""
+        feats: dict[str, torch.Tensor] = {}
+        for name, out in self.stages(x):
+            if names is None or name in names:
+                feats[name] = out.mean(dim=(2, 3)) if out.dim() == 4 else out
+            if names is not None and len(feats) == len(names):
+                break
+        return feats

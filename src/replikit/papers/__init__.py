@@ -1,0 +1,1 @@
+"""One module per replicated paper: run specs, experiments, aggregation, figures and claims."""

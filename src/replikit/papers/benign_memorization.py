@@ -1,0 +1,244 @@
+"""Anagnostidis et al. (ICLR 2023), "The Curious Case of Benign Memorization".
+
+A run trains a network on training images whose labels are (partly) random, with or
+without augmentation, and tracks a k-NN probe fitted on the clean training set with
+true labels. A run is named by what it trains on:
+
+    noise{percent}_{augmentation}_K{n_augs|inf}[_perview]
+
+`K` fixes how many distinct augmentations each image ever gets (inf = fresh ones every
+step); `_perview` gives each of the K augmentations its own random label (the capacity
+experiment). Runs that several figures need (e.g. K=inf is also "full augmentation")
+share one name and so run once.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+
+from .. import augment as aug
+from ..models import StagedNet, build_model
+from ..probes import extract_features, knn_accuracy, knn_predict, to_float
+from ..seeding import derive_seed, seed_everything
+from ..training import LoopConfig, make_optimizer, train_loop
+
+PAPER = "benign_memorization"
+RUN_PATTERN = r"noise\d{1,3}_(none|crop_flip|light|full)_K(\d+|inf)(_perview)?"
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """What one training run sees: label noise, augmentation, K views, labels per view."""
+
+    noise: float
+    augmentation: str
+    n_augs: int | None = None  # None = unlimited
+    label_per_view: bool = False
+
+    @property
+    def name(self) -> str:
+        k = "inf" if self.n_augs is None else str(self.n_augs)
+        return f"noise{round(self.noise * 100)}_{self.augmentation}_K{k}" + (
+            "_perview" if self.label_per_view else "")
+
+    @classmethod
+    def parse(cls, name: str) -> RunSpec:
+        m = re.fullmatch(r"noise(\d{1,3})_(\w+?)_K(\d+|inf)(_perview)?", name)
+        if not m or m.group(2) not in aug.PRESETS:
+            raise ValueError(f"not a benign-memorization run name: {name!r}")
+        n_augs = None if m.group(3) == "inf" else int(m.group(3))
+        return cls(int(m.group(1)) / 100, m.group(2), n_augs, bool(m.group(4)))
+
+    def __post_init__(self) -> None:
+        if self.label_per_view and self.n_augs is None:
+            raise ValueError("a label per view needs a finite number of views K")
+        if self.augmentation == "none" and self.n_augs is not None:
+            raise ValueError("K fixed views need an augmentation")
+
+
+def _k(v: int | str) -> int | None:
+    return None if v == "unlimited" else int(v)
+
+
+def experiment_runs(cfg: dict) -> dict[str, list[RunSpec]]:
+    """The runs each experiment (figure) needs, from the paper's config section."""
+    main_aug = cfg["augmentation"]
+    pve = [RunSpec(noise, a) for noise in cfg["probe_vs_epoch"]["label_noise"]
+           for a in cfg["probe_vs_epoch"]["augmentations"]]
+    diversity = [RunSpec(1.0, main_aug, _k(k)) for k in cfg["diversity"]["n_augs"]]
+    # K=1 with a label per view is the same experiment as K=1 with one label per image.
+    capacity = [RunSpec(1.0, main_aug, int(k), label_per_view=int(k) > 1)
+                for k in cfg["capacity"]["n_augs"]]
+    return {"probe_vs_epoch": pve, "probe_per_layer": pve,
+            "augmentation_diversity": diversity, "capacity": capacity}
+
+
+def all_runs(cfg: dict) -> list[RunSpec]:
+    seen: dict[str, RunSpec] = {}
+    for runs in experiment_runs(cfg).values():
+        for r in runs:
+            seen.setdefault(r.name, r)
+    return list(seen.values())
+
+
+# ---------------------------------------------------------------- labels and data
+
+
+def random_labels(y_true: torch.Tensor, noise: float, num_classes: int, seed: int) -> torch.Tensor:
+    """Replace a `noise` fraction of labels by uniform random ones (which may hit the true one)."""
+    g = torch.Generator().manual_seed(derive_seed(seed, "labels"))
+    n = y_true.numel()
+    y = y_true.clone()
+    chosen = torch.randperm(n, generator=g)[: int(round(noise * n))]
+    y[chosen] = torch.randint(0, num_classes, (chosen.numel(),), generator=g)
+    return y
+
+
+def view_labels(image_labels: torch.Tensor, idx: torch.Tensor, view: torch.Tensor, n_augs: int,
+                num_classes: int, seed: int) -> torch.Tensor:
+    """Label of augmentation `view` of image `idx`: view 0 keeps the image's label, others are random."""
+    u = aug.hashed_uniforms(derive_seed(seed, "view-labels"), idx * n_augs + view, 1)[:, 0]
+    other = (u * num_classes).long().clamp(max=num_classes - 1)
+    return torch.where(view == 0, image_labels[idx], other.to(image_labels.device))
+
+
+def select_subset(n_total: int, n: int | None, seed: int) -> torch.Tensor:
+    """Indices of a fixed random subset of size n (all when n is None)."""
+    if n is None or n >= n_total:
+        return torch.arange(n_total)
+    g = torch.Generator().manual_seed(derive_seed(seed, "subset"))
+    return torch.randperm(n_total, generator=g)[:n].sort().values
+
+
+# ---------------------------------------------------------------- one training run
+
+
+class Run:
+    """Everything one seed of one RunSpec needs: data on the device, model, labels, views."""
+
+    def __init__(self, spec: RunSpec, cfg: dict, data: dict, seed: int, device: torch.device) -> None:
+        self.spec, self.cfg, self.seed, self.device = spec, cfg, seed, device
+        self.num_classes = len(data["classes"])
+        idx = select_subset(data["y_train"].numel(), cfg["n_train"], cfg["subset_seed"])
+        fit = select_subset(data["y_train"].numel(), cfg["probe_fit_size"], cfg["subset_seed"] + 1)
+        self.x = data["x_train"][idx].to(device)  # uint8, converted per batch
+        self.y = random_labels(data["y_train"][idx], spec.noise, self.num_classes, seed).to(device)
+        self.x_fit, self.y_fit = data["x_train"][fit], data["y_train"][fit]
+        self.x_test, self.y_test = data["x_test"], data["y_test"]
+        self.augment_spec = aug.PRESETS[spec.augmentation]
+        self.aug_seed = derive_seed(seed, "augment")
+        self.generator = seed_everything(seed)
+        m = cfg["model"]
+        self.model = build_model(m["name"], self.num_classes, m["width"], m["projector_width"],
+                                 in_channels=self.x.shape[1]).to(device)
+
+    @property
+    def n(self) -> int:
+        return self.x.shape[0]
+
+    def views(self, idx: torch.Tensor, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+        """Augmented images and their labels for training-set indices `idx`."""
+        x = to_float(self.x[idx.to(self.device)])
+        if self.augment_spec.is_identity:
+            return x, self.y[idx.to(self.device)]
+        k = self.spec.n_augs
+        if k is None:
+            u = aug.random_uniforms(idx.numel(), generator)
+            return aug.augment(x, u, self.augment_spec), self.y[idx.to(self.device)]
+        view = torch.randint(0, k, (idx.numel(),), generator=generator)
+        return self._fixed_views(x, idx, view)
+
+    def _fixed_views(self, x: torch.Tensor, idx: torch.Tensor, view: torch.Tensor
+                     ) -> tuple[torch.Tensor, torch.Tensor]:
+        k = self.spec.n_augs
+        u = aug.hashed_uniforms(self.aug_seed, idx * k + view)
+        if self.spec.label_per_view:
+            labels = view_labels(self.y, idx.to(self.device), view.to(self.device), k,
+                                 self.num_classes, self.seed)
+        else:
+            labels = self.y[idx.to(self.device)]
+        return aug.augment(x, u, self.augment_spec), labels
+
+    def loss(self, idx: torch.Tensor) -> torch.Tensor:
+        x, y = self.views(idx, self.generator)
+        return F.mse_loss(self.model(x), F.one_hot(y, self.num_classes).float())
+
+    @torch.no_grad()
+    def _accuracy(self, x: torch.Tensor, y: torch.Tensor) -> float:
+        self.model.eval()
+        correct = 0
+        for s in range(0, x.shape[0], 1024):
+            correct += (self.model(x[s:s + 1024]).argmax(1) == y[s:s + 1024]).sum().item()
+        return correct / x.shape[0]
+
+    def train_accuracy_views(self, epoch: int) -> float:
+        """Accuracy on augmented training views against their labels (all fixed views, capped)."""
+        g = torch.Generator().manual_seed(derive_seed(self.seed, "eval-views", epoch))
+        k = self.spec.n_augs
+        if k is None or self.augment_spec.is_identity:
+            idx = torch.arange(self.n)
+            x, y = self.views(idx, g)
+            return self._accuracy(x, y)
+        total = self.n * k
+        flat = torch.randperm(total, generator=g)[: self.cfg["eval_views_max"]]
+        idx, view = flat // k, flat % k
+        correct = 0.0
+        for s in range(0, flat.numel(), 2048):
+            x = to_float(self.x[idx[s:s + 2048].to(self.device)])
+            xv, y = self._fixed_views(x, idx[s:s + 2048], view[s:s + 2048])
+            correct += self._accuracy(xv, y) * xv.shape[0]
+        return correct / flat.numel()
+
+    def probe(self, stages: list[str], model: StagedNet | None = None) -> dict[str, float]:
+        """k-NN test accuracy at each stage (probe fitted on clean images with true labels)."""
+        model = model or self.model
+        fit = extract_features(model, self.x_fit, stages, device=self.device)
+        test = extract_features(model, self.x_test, stages, device=self.device)
+        return {s: knn_accuracy(fit[s], self.y_fit, test[s], self.y_test, self.cfg["probe_k"])
+                for s in stages}
+
+    def evaluate(self, epoch: int) -> dict[str, float]:
+        out = {"probe_acc": self.probe(["pooled"])["pooled"],
+               "train_acc_views": self.train_accuracy_views(epoch)}
+        if not self.spec.label_per_view:
+            out["train_acc_clean"] = self._accuracy(to_float(self.x.clone()), self.y)
+        return out
+
+    def train(self, checkpoint: str | None = None, progress: bool = True) -> list[dict[str, float]]:
+        c = self.cfg
+        opt = make_optimizer(c["optimizer"]["name"], self.model.parameters(), c["optimizer"]["lr"],
+                             c["optimizer"]["weight_decay"])
+        loop = LoopConfig(epochs=c["epochs"], batch_size=c["batch_size"], eval_every=c["eval_every"],
+                          checkpoint_every=c["checkpoint_every"])
+        return train_loop(self.model, opt, self.loss, self.n, loop, self.generator, self.evaluate,
+                          checkpoint=checkpoint, progress=progress)
+
+    def untrained_model(self) -> StagedNet:
+        """The network at initialisation (same seed, same init)."""
+        seed_everything(self.seed)
+        m = self.cfg["model"]
+        return build_model(m["name"], self.num_classes, m["width"], m["projector_width"],
+                           in_channels=self.x.shape[1]).to(self.device)
+
+    def layer_report(self) -> dict[str, dict[str, float]]:
+        """Per-stage probe accuracy (trained and untrained) and random-label agreement."""
+        stages = self.model.stage_names
+        report = {"probe_acc": self.probe(stages), "untrained_probe_acc": {}, "random_label_knn": {}}
+        report["untrained_probe_acc"] = self.probe(stages, self.untrained_model())
+        feats = extract_features(self.model, self.x, stages, device=self.device)
+        for s in stages:
+            report["random_label_knn"][s] = random_label_agreement(feats[s], self.y.cpu(),
+                                                                   self.cfg["probe_k"])
+        return report
+
+
+def random_label_agreement(feats: torch.Tensor, labels: torch.Tensor, k: int) -> float:
+    """Leave-one-out k-NN accuracy on the training (random) labels: how much a layer memorizes."""
+    k = min(k, feats.shape[0] - 1)
+    num_classes = int(labels.max()) + 1
+    pred = knn_predict(feats, labels, feats, k, num_classes, exclude_self=True)
+    return (pred == labels).float().mean().item()

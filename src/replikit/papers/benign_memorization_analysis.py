@@ -1,0 +1,230 @@
+"""Aggregation, figures and claims for the benign-memorization replication."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import seaborn as sns
+
+from .. import plotting
+from ..claims import Claim, Part
+from ..io import read_json
+from .benign_memorization import RunSpec
+
+MEMORIZED = 0.9  # training accuracy on random labels that counts as "memorized"
+SOURCE = "arXiv 2210.14019 (ICLR 2023)"
+QUAL = "qualitative; exact value not verified offline (paper body unavailable here)"
+
+
+def label(spec: RunSpec) -> str:
+    """Human-readable condition name for legends."""
+    noise = f"{round(spec.noise * 100)}% random labels"
+    augm = "no aug" if spec.augmentation == "none" else f"{spec.augmentation} aug"
+    return f"{noise}, {augm}"
+
+
+def k_label(spec: RunSpec) -> str:
+    return "unlimited" if spec.n_augs is None else str(spec.n_augs)
+
+
+def load_histories(paths: list[str | Path]) -> pd.DataFrame:
+    """One row per (run, seed, evaluation epoch)."""
+    rows = []
+    for p in paths:
+        m = read_json(p)
+        for h in m["history"]:
+            rows.append({"run": m["run"], "seed": m["seed"], **h})
+    return pd.DataFrame(rows)
+
+
+def load_layers(paths: list[str | Path]) -> pd.DataFrame:
+    """One row per (run, seed, stage) with trained/untrained probe and random-label agreement."""
+    rows = []
+    for p in paths:
+        m = read_json(p)
+        for i, stage in enumerate(m["stages"]):
+            rows.append({"run": m["run"], "seed": m["seed"], "stage": stage, "depth": i,
+                         "probe_acc": m["probe_acc"][stage],
+                         "untrained_probe_acc": m["untrained_probe_acc"][stage],
+                         "random_label_knn": m["random_label_knn"][stage]})
+    return pd.DataFrame(rows)
+
+
+def final_rows(hist: pd.DataFrame) -> pd.DataFrame:
+    """The last evaluation of each (run, seed)."""
+    last = hist.groupby(["run", "seed"])["epoch"].transform("max")
+    return hist[hist["epoch"] == last].reset_index(drop=True)
+
+
+def per_seed(df: pd.DataFrame, run: str, column: str) -> dict[int, float]:
+    sel = df[df["run"] == run]
+    if sel.empty:
+        raise KeyError(run)
+    return dict(zip(sel["seed"].astype(int), sel[column].astype(float), strict=True))
+
+
+def diff(a: dict[int, float], b: dict[int, float]) -> dict[int, float]:
+    return {s: a[s] - b[s] for s in sorted(set(a) & set(b))}
+
+
+# ---------------------------------------------------------------- figures
+
+
+def figure_probe_vs_epoch(hist: pd.DataFrame, specs: list[RunSpec], out: Path, scale: str,
+                          subset: bool) -> pd.DataFrame:
+    names = {s.name: label(s) for s in specs}
+    df = hist[hist["run"].isin(names)].assign(condition=lambda d: d["run"].map(names))
+    fig, axes = plotting.new_figure(2)
+    untrained = df[df["epoch"] == 0]["probe_acc"].mean()
+    sns.lineplot(df, x="epoch", y="probe_acc", hue="condition", errorbar=("ci", 95), marker="o",
+                 ax=axes[0, 0])
+    axes[0, 0].axhline(untrained, ls="--", c="grey", label="untrained network")
+    axes[0, 0].set(ylabel="k-NN probe test accuracy", title="probe")
+    axes[0, 0].legend(fontsize=7)
+    sns.lineplot(df, x="epoch", y="train_acc_clean", hue="condition", errorbar=("ci", 95),
+                 marker="o", ax=axes[0, 1], legend=False)
+    axes[0, 1].set(ylabel="train accuracy on its labels", title="memorization", ylim=(0, 1.02))
+    plotting.save(fig, out, "Benign memorization: probe and training accuracy over training",
+                  scale, subset)
+    return df
+
+
+def figure_probe_per_layer(layers: pd.DataFrame, specs: list[RunSpec], out: Path, scale: str,
+                           subset: bool) -> pd.DataFrame:
+    names = {s.name: label(s) for s in specs}
+    df = layers[layers["run"].isin(names)].assign(condition=lambda d: d["run"].map(names))
+    untrained = (df.groupby(["stage", "depth", "seed"], as_index=False)["untrained_probe_acc"].mean()
+                 .assign(condition="untrained network", probe_acc=lambda d: d["untrained_probe_acc"]))
+    both = pd.concat([df, untrained], ignore_index=True).sort_values("depth")
+    order = list(dict.fromkeys(both["stage"]))
+    fig, axes = plotting.new_figure(2, width=5.5)
+    sns.pointplot(both, x="stage", y="probe_acc", hue="condition", order=order,
+                  errorbar=("ci", 95), dodge=0.3, ax=axes[0, 0])
+    axes[0, 0].set(ylabel="k-NN probe test accuracy", title="features (true labels)")
+    axes[0, 0].tick_params(axis="x", rotation=45)
+    axes[0, 0].legend(fontsize=7)
+    sns.pointplot(df, x="stage", y="random_label_knn", hue="condition", order=order,
+                  errorbar=("ci", 95), dodge=0.3, ax=axes[0, 1], legend=False)
+    axes[0, 1].set(ylabel="leave-one-out k-NN acc. on training labels",
+                   title="memorization (training labels)")
+    axes[0, 1].tick_params(axis="x", rotation=45)
+    plotting.save(fig, out, "Benign memorization: k-NN probe per layer (final models)", scale, subset)
+    return both
+
+
+def _by_k(final: pd.DataFrame, specs: list[RunSpec]) -> tuple[pd.DataFrame, list[str]]:
+    names = {s.name: k_label(s) for s in specs}
+    df = final[final["run"].isin(names)].assign(K=lambda d: d["run"].map(names))
+    return df, [k_label(s) for s in specs]
+
+
+def figure_augmentation_diversity(final: pd.DataFrame, specs: list[RunSpec], out: Path, scale: str,
+                                  subset: bool) -> pd.DataFrame:
+    df, order = _by_k(final, specs)
+    fig, axes = plotting.new_figure(2)
+    sns.pointplot(df, x="K", y="probe_acc", order=order, errorbar=("ci", 95), ax=axes[0, 0])
+    axes[0, 0].set(xlabel="augmentations per image (K)", ylabel="k-NN probe test accuracy",
+                   title="probe")
+    sns.pointplot(df, x="K", y="train_acc_clean", order=order, errorbar=("ci", 95), ax=axes[0, 1])
+    axes[0, 1].set(xlabel="augmentations per image (K)", ylabel="train accuracy on random labels",
+                   title="memorization", ylim=(0, 1.02))
+    plotting.save(fig, out, "Benign memorization: augmentation diversity (100% random labels)",
+                  scale, subset)
+    return df
+
+
+def figure_capacity(final: pd.DataFrame, specs: list[RunSpec], out: Path, scale: str, subset: bool,
+                    num_classes: int = 10) -> pd.DataFrame:
+    df, order = _by_k(final, specs)
+    fig, axes = plotting.new_figure(1)
+    sns.pointplot(df, x="K", y="train_acc_views", order=order, errorbar=("ci", 95), ax=axes[0, 0])
+    axes[0, 0].axhline(1 / num_classes, ls="--", c="grey", label="chance")
+    axes[0, 0].axhline(MEMORIZED, ls=":", c="black", label=f"memorized ({MEMORIZED:.0%})")
+    axes[0, 0].set(xlabel="augmentations per image, each with its own random label (K)",
+                   ylabel="train accuracy on (view, label) pairs", ylim=(0, 1.02))
+    axes[0, 0].legend(fontsize=7)
+    plotting.save(fig, out, "Benign memorization: capacity (a label per augmentation)", scale, subset)
+    return df
+
+
+# ---------------------------------------------------------------- claims
+
+
+def claims(runs: dict[str, list[RunSpec]], augmentation: str) -> list[Claim]:
+    """BM-1..BM-5 for the run names of this configuration."""
+    main = RunSpec(1.0, augmentation).name
+    no_aug = RunSpec(1.0, "none").name
+    div, cap = runs["augmentation_diversity"], runs["capacity"]
+
+    def bm1(r: dict) -> list[Part]:
+        return [Part(f"train acc. on 100% random labels ({augmentation} aug), clean images",
+                     per_seed(r["final"], main, "train_acc_clean"), MEMORIZED)]
+
+    def bm2(r: dict) -> list[Part]:
+        h, f = r["history"], r["final"]
+        trained = per_seed(f, main, "probe_acc")
+        init = per_seed(h[h["epoch"] == 0], main, "probe_acc")
+        return [Part("probe: trained on random labels + aug minus untrained", diff(trained, init), 0.0),
+                Part("probe: random labels with aug minus without aug",
+                     diff(trained, per_seed(f, no_aug, "probe_acc")), 0.0)]
+
+    def bm3(r: dict) -> list[Part]:
+        lay = r["layers"][r["layers"]["run"] == main]
+        if lay.empty:
+            raise KeyError(main)
+        head = {"projector", "output"}
+        enc = lay[~lay["stage"].isin(head)].groupby("seed")["probe_acc"].max()
+        out = lay[lay["stage"] == "output"].set_index("seed")["probe_acc"]
+        mem = lay.pivot(index="seed", columns="stage", values="random_label_knn")
+        return [Part("probe: best encoder stage minus output layer",
+                     {int(s): float(enc[s] - out[s]) for s in enc.index}, 0.0),
+                Part("random-label k-NN agreement: output layer minus pooled features",
+                     {int(s): float(mem.loc[s, "output"] - mem.loc[s, "pooled"]) for s in mem.index},
+                     0.0)]
+
+    def bm4(r: dict) -> list[Part]:
+        f = r["final"]
+        lo, hi = div[0], div[-1]
+        return [Part(f"probe: K={k_label(hi)} minus K={k_label(lo)}",
+                     diff(per_seed(f, hi.name, "probe_acc"), per_seed(f, lo.name, "probe_acc")), 0.0),
+                Part(f"memorization (train acc.): K={k_label(lo)} minus K={k_label(hi)}",
+                     diff(per_seed(f, lo.name, "train_acc_clean"),
+                          per_seed(f, hi.name, "train_acc_clean")), 0.0)]
+
+    def bm5(r: dict) -> list[Part]:
+        f = r["final"]
+        lo, hi = cap[0], cap[-1]
+        acc_hi = per_seed(f, hi.name, "train_acc_views")
+        return [Part(f"train acc.: K={k_label(lo)} minus K={k_label(hi)} (a label per view)",
+                     diff(per_seed(f, lo.name, "train_acc_views"), acc_hi), 0.0),
+                Part(f"train acc. at K={k_label(hi)} stays below {MEMORIZED:.0%}", acc_hi, MEMORIZED,
+                     direction="below")]
+
+    return [
+        Claim("BM-1", "With 100% random labels and augmentation the network memorizes the training "
+              "labels.", "~100% train accuracy (" + QUAL + ")", SOURCE + ", abstract and Sec. 2",
+              "final training accuracy on the random labels of the un-augmented training images",
+              f"lower CI bound > {MEMORIZED}", bm1),
+        Claim("BM-2", "Its k-NN probe accuracy is far above the untrained network and above the same "
+              "network trained on random labels without augmentation.",
+              "'highly non-trivial performance under nearest neighbour probing' (" + QUAL + ")",
+              SOURCE + ", abstract and Sec. 2",
+              "paired (per seed) differences in k-NN probe test accuracy", "both CIs > 0", bm2),
+        Claim("BM-3", "Probe accuracy peaks before the last layers; the final layers carry the "
+              "memorization.", "'only the very last layers are used for memorization' (" + QUAL + ")",
+              SOURCE + ", abstract and Sec. 3",
+              "per-seed probe gap (best encoder stage - output) and random-label agreement gap "
+              "(output - pooled)", "both CIs > 0", bm3),
+        Claim("BM-4", "Probe accuracy depends on augmentation diversity: a memorization-generalization "
+              "trade-off in K.", "'a memorization-generalization trade-off in terms of their "
+              "diversity' (" + QUAL + ")", SOURCE + ", abstract and Sec. 4",
+              "paired differences between the most and least diverse K: probe gain and memorization "
+              "loss", "both CIs > 0", bm4),
+        Claim("BM-5", "With an independent label per augmentation the network can no longer memorize "
+              "at large K (malign memorization is infeasible).", "'malign memorization under data "
+              "augmentation is infeasible due to the insufficient capacity' (" + QUAL + ")",
+              SOURCE + ", abstract and Sec. 5",
+              "training accuracy on (view, label) pairs at the smallest and largest K",
+              f"accuracy drop CI > 0 and largest-K accuracy CI < {MEMORIZED}", bm5),
+    ]

@@ -1,0 +1,21 @@
+# Prepared datasets: canonical uint8 tensors + manifest (source, counts, sha256, subset flag).
+
+
+rule prepare_dataset:
+    output:
+        tensors="resources/data/{dataset}/tensors.pt",
+        manifest="resources/data/{dataset}/manifest.json",
+    params:
+        search_paths=config["data"]["search_paths"],
+        sources=config["data"]["sources"],
+        download_dir="resources/downloads",
+    log:
+        "logs/data/{dataset}.log",
+    benchmark:
+        "logs/benchmarks/data/{dataset}.tsv"
+    resources:
+        mem_mb=4000,
+        runtime=60,
+    threads: 1
+    script:
+        "../scripts/prepare_dataset.py"

@@ -1,0 +1,42 @@
+# The report: scorecard of every claim, every figure with caption and provenance.
+
+
+rule benchmark_training_loop:
+    input:
+        **dataset_files(config["benign_memorization"]["dataset"]),
+    output:
+        "results/benchmarks/training_loop.json",
+    params:
+        bench=config["benchmark"],
+        model=config["benign_memorization"]["model"],
+        device=config["device"],
+    log:
+        "logs/benchmarks/training_loop.log",
+    benchmark:
+        "logs/benchmarks/training_loop.tsv"
+    threads: config["threads"]
+    resources:
+        mem_mb=4000,
+        runtime=30,
+    script:
+        "../scripts/benchmark_training_loop.py"
+
+
+rule report:
+    input:
+        claims=claims_files(),
+        figures=figure_files(),
+        benchmark="results/benchmarks/training_loop.json",
+        templates=[str(ROOT / "reports/report.html.j2"), str(ROOT / "reports/report.md.j2")],
+    output:
+        html="results/report/index.html",
+        markdown="results/report/index.md",
+    log:
+        "logs/report.log",
+    benchmark:
+        "logs/benchmarks/report.tsv"
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    script:
+        "../scripts/report.py"

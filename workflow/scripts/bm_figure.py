@@ -1,0 +1,48 @@
+"""Aggregate benign-memorization runs into one figure, its table and its provenance."""
+
+from pathlib import Path
+
+from replikit.io import read_json, write_json
+from replikit.jobs import job
+from replikit.papers import benign_memorization as bm
+from replikit.papers import benign_memorization_analysis as an
+from replikit.provenance import record
+
+CAPTIONS = {
+    "probe_vs_epoch": "k-NN probe test accuracy (left) and training accuracy on the (random) training "
+    "labels (right) over training, for 0% and 100% random labels with and without augmentation; "
+    "dashed: the untrained network. Bands: 95% bootstrap CI over seeds.",
+    "probe_per_layer": "k-NN probe test accuracy at each stage of the final networks (left; conv maps "
+    "global-average-pooled) and leave-one-out k-NN agreement with the training labels (right), "
+    "which measures where the random labels are memorized. Bars: 95% CI over seeds.",
+    "augmentation_diversity": "100% random labels, each image seen only through a fixed set of K "
+    "augmentations: k-NN probe accuracy (left) and memorization of the random labels on clean "
+    "images (right) against K. Bars: 95% CI over seeds.",
+    "capacity": "Each of the K augmentations of an image gets its own random label: training accuracy "
+    "reached on the (view, label) pairs against K. Bars: 95% CI over seeds.",
+}
+
+sm = snakemake  # noqa: F821
+with job(sm):
+    figure, cfg = sm.wildcards.bm_figure, sm.params.cfg
+    specs = bm.experiment_runs(cfg)[figure]
+    subset = read_json(sm.input.manifest)["subset"]
+    out = Path(sm.output.figure)
+    if figure == "probe_per_layer":
+        table = an.figure_probe_per_layer(an.load_layers(sm.input.runs), specs, out, sm.params.scale,
+                                          subset)
+        devices = [read_json(p)["device"] for p in sm.input.runs]
+    else:
+        hist = an.load_histories(sm.input.runs)
+        devices = [read_json(p)["device"] for p in sm.input.runs]
+        if figure == "probe_vs_epoch":
+            table = an.figure_probe_vs_epoch(hist, specs, out, sm.params.scale, subset)
+        elif figure == "augmentation_diversity":
+            table = an.figure_augmentation_diversity(an.final_rows(hist), specs, out, sm.params.scale,
+                                                     subset)
+        else:
+            table = an.figure_capacity(an.final_rows(hist), specs, out, sm.params.scale, subset)
+    table.to_csv(sm.output.table, index=False)
+    prov = record(sm.rule, "workflow/scripts/bm_figure.py", cfg, devices)
+    write_json(sm.output.provenance, {**prov, "caption": CAPTIONS[figure], "scale": sm.params.scale,
+                                      "subset": subset, "runs": [str(p) for p in sm.input.runs]})
