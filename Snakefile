@@ -19,6 +19,11 @@ ROOT = Path(workflow.basedir)
 validate_config(config, ROOT / "workflow/schemas/config.schema.yaml")
 
 
+wildcard_constraints:
+    seed=r"\d+",
+    dataset=r"cifar10|mnist",
+
+
 include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/benign_memorization.smk"
@@ -29,5 +34,5 @@ rule all:
     input:
         "results/report/index.html",
         "results/report/index.md",
-        paper_targets(),
+        TARGETS,
     default_target: True

@@ -70,5 +70,6 @@ def loop_throughput(x: torch.Tensor, y: torch.Tensor, model_cfg: dict, batch_siz
         results[f"{name}_images_per_s"] = n / (time.perf_counter() - t)
     bare = results["bare_images_per_s"]
     results["ratio_loop_no_aug_to_bare"] = results["loop_no_aug_images_per_s"] / bare
-    results[f"ratio_loop_{augmentation}_aug_to_bare"] = results[f"loop_{augmentation}_aug_images_per_s"] / bare
+    aug_rate = results[f"loop_{augmentation}_aug_images_per_s"]
+    results[f"ratio_loop_{augmentation}_aug_to_bare"] = aug_rate / bare
     return results

@@ -29,7 +29,8 @@ def save(fig, path: str | Path, title: str, scale: str, subset: bool) -> None:
     note = f"scale: {scale}"
     if subset:
         note += " | DATA: CIFAR-10 SUBSET (7,728 train / 1,000 test), not the full dataset"
-    fig.suptitle(f"{title}\n{note}", fontsize=10)
+    fig.tight_layout()
+    fig.suptitle(f"{title}\n{note}", fontsize=10, y=1.0, va="bottom")
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.stem}.tmp{path.suffix}")

@@ -1,46 +1,36 @@
 # Anagnostidis et al. (ICLR 2023): benign memorization. One job per (run, seed).
 BM = config["benign_memorization"]
 BM_RUNS = bm.experiment_runs(BM)
-BM_DIR = "results/benign_memorization"
-BM_DATA = dataset_files(BM["dataset"])
-BM_FIGURES = ["probe_vs_epoch", "probe_per_layer", "augmentation_diversity", "capacity"]
+BM_DATA = DATASET_FILES[BM["dataset"]]
+BM_RES = BM["resources"]
 
 
 wildcard_constraints:
     bm_run=bm.RUN_PATTERN,
-    bm_figure="|".join(BM_FIGURES),
-
-
-def bm_figure_inputs(wildcards):
-    runs = BM_RUNS[wildcards.bm_figure]
-    kind = "layers" if wildcards.bm_figure == "probe_per_layer" else "metrics"
-    return [f"{BM_DIR}/runs/{r.name}/seed{s}/{kind}.json" for r in runs for s in SEEDS]
-
-
-def bm_targets():
-    return [f"{BM_DIR}/figures/{f}.png" for f in BM_FIGURES] + [f"{BM_DIR}/claims.json"]
-
-
-PAPER_TARGETS["benign_memorization"] = bm_targets
+    bm_figure="|".join(bm.FIGURES),
 
 
 rule bm_train:
     input:
         **BM_DATA,
     output:
-        metrics=f"{BM_DIR}/runs/{{bm_run}}/seed{{seed}}/metrics.json",
-        model=f"{BM_DIR}/runs/{{bm_run}}/seed{{seed}}/model.pt",
+        metrics=bm.run_file("{bm_run}", "{seed}", "metrics.json"),
+        model=bm.run_file("{bm_run}", "{seed}", "model.pt"),
     params:
         cfg=BM,
         device=config["device"],
-        checkpoint=lambda w: f"{BM_DIR}/checkpoints/{w.bm_run}_seed{w.seed}.ckpt",
+        checkpoint=lambda w: f"{bm.RESULTS}/checkpoints/{w.bm_run}_seed{w.seed}.ckpt",
     log:
         "logs/benign_memorization/train/{bm_run}/seed{seed}.log",
     benchmark:
         "logs/benchmarks/benign_memorization/train/{bm_run}/seed{seed}.tsv"
     threads: config["threads"]
     resources:
-        **training_resources("benign_memorization"),
+        mem_mb=BM_RES["mem_mb"],
+        runtime=BM_RES["runtime"],
+        gpu=BM_RES["gpu"],
+    conda:
+        "../../envs/replikit.yaml"
     script:
         "../scripts/bm_train.py"
 
@@ -48,9 +38,9 @@ rule bm_train:
 rule bm_probe_layers:
     input:
         **BM_DATA,
-        model=f"{BM_DIR}/runs/{{bm_run}}/seed{{seed}}/model.pt",
+        model=bm.run_file("{bm_run}", "{seed}", "model.pt"),
     output:
-        f"{BM_DIR}/runs/{{bm_run}}/seed{{seed}}/layers.json",
+        bm.run_file("{bm_run}", "{seed}", "layers.json"),
     params:
         cfg=BM,
         device=config["device"],
@@ -60,25 +50,27 @@ rule bm_probe_layers:
         "logs/benchmarks/benign_memorization/probe_layers/{bm_run}/seed{seed}.tsv"
     threads: config["threads"]
     resources:
-        mem_mb=BM["resources"]["mem_mb"],
+        mem_mb=BM_RES["mem_mb"],
         runtime=60,
-        gpu=BM["resources"]["gpu"],
+        gpu=BM_RES["gpu"],
+    conda:
+        "../../envs/replikit.yaml"
     script:
         "../scripts/bm_probe_layers.py"
 
 
 rule bm_figure:
     input:
-        runs=bm_figure_inputs,
+        runs=lambda w: bm.figure_inputs(BM_RUNS, w.bm_figure, SEEDS),
         manifest=BM_DATA["manifest"],
     output:
         figure=report(
-            f"{BM_DIR}/figures/{{bm_figure}}.png",
+            f"{bm.RESULTS}/figures/{{bm_figure}}.png",
             category="benign_memorization",
             caption="../../reports/captions/benign_memorization.rst",
         ),
-        table=f"{BM_DIR}/tables/{{bm_figure}}.csv",
-        provenance=f"{BM_DIR}/figures/{{bm_figure}}.provenance.json",
+        table=f"{bm.RESULTS}/tables/{{bm_figure}}.csv",
+        provenance=f"{bm.RESULTS}/figures/{{bm_figure}}.provenance.json",
     params:
         cfg=BM,
         scale=SCALE,
@@ -89,28 +81,18 @@ rule bm_figure:
     resources:
         mem_mb=2000,
         runtime=10,
+    conda:
+        "../../envs/replikit.yaml"
     script:
         "../scripts/bm_figure.py"
 
 
 rule bm_claims:
     input:
-        metrics=lambda w: sorted(
-            {
-                f"{BM_DIR}/runs/{r.name}/seed{s}/metrics.json"
-                for runs in BM_RUNS.values()
-                for r in runs
-                for s in SEEDS
-            }
-        ),
-        layers=[
-            f"{BM_DIR}/runs/{r.name}/seed{s}/layers.json"
-            for r in BM_RUNS["probe_per_layer"]
-            for s in SEEDS
-        ],
+        **bm.claim_inputs(BM_RUNS, SEEDS),
         manifest=BM_DATA["manifest"],
     output:
-        f"{BM_DIR}/claims.json",
+        f"{bm.RESULTS}/claims.json",
     params:
         cfg=BM,
         stats=config["stats"],
@@ -122,5 +104,7 @@ rule bm_claims:
     resources:
         mem_mb=2000,
         runtime=10,
+    conda:
+        "../../envs/replikit.yaml"
     script:
         "../scripts/bm_claims.py"

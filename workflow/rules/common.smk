@@ -1,41 +1,17 @@
-# Shared helpers for all rule files: paths, per-paper config access, resources.
+# Shared configuration for all rule files: seeds, scale, dataset paths, per-paper targets.
 from replikit.papers import benign_memorization as bm
 
 SEEDS = config["seeds"]
 SCALE = config["scale"]
-
-
-wildcard_constraints:
-    seed=r"\d+",
-    dataset=r"cifar10|mnist",
-
-
-def dataset_files(dataset):
-    return {
-        "tensors": f"resources/data/{dataset}/tensors.pt",
-        "manifest": f"resources/data/{dataset}/manifest.json",
+DATASET_FILES = {
+    name: {
+        "tensors": f"resources/data/{name}/tensors.pt",
+        "manifest": f"resources/data/{name}/manifest.json",
     }
-
-
-def training_resources(section):
-    """Resources of a training job: memory, SLURM runtime (minutes) and GPUs."""
-    res = config[section]["resources"]
-    return {"mem_mb": res["mem_mb"], "runtime": res["runtime"], "gpu": res["gpu"]}
-
-
-def paper_targets():
-    targets = []
-    for paper in config["papers"]:
-        targets += PAPER_TARGETS[paper]()
-    return targets
-
-
-def claims_files():
-    return [f"results/{paper}/claims.json" for paper in config["papers"]]
-
-
-def figure_files():
-    return [f for paper in config["papers"] for f in PAPER_TARGETS[paper]() if f.endswith(".png")]
-
-
-PAPER_TARGETS = {}
+    for name in ("cifar10", "mnist")
+}
+# Each paper's final targets (figures and claims.json), for `rule all` and the report.
+PAPER_TARGETS = {"benign_memorization": bm.targets}
+TARGETS = [t for paper in config["papers"] for t in PAPER_TARGETS[paper]()]
+CLAIMS = [t for t in TARGETS if t.endswith("claims.json")]
+FIGURES = [t for t in TARGETS if t.endswith(".png")]

@@ -17,5 +17,7 @@ rule prepare_dataset:
         mem_mb=4000,
         runtime=60,
     threads: 1
+    conda:
+        "../../envs/replikit.yaml"
     script:
         "../scripts/prepare_dataset.py"

@@ -3,7 +3,7 @@
 
 rule benchmark_training_loop:
     input:
-        **dataset_files(config["benign_memorization"]["dataset"]),
+        **DATASET_FILES[config["benign_memorization"]["dataset"]],
     output:
         "results/benchmarks/training_loop.json",
     params:
@@ -18,14 +18,16 @@ rule benchmark_training_loop:
     resources:
         mem_mb=4000,
         runtime=30,
+    conda:
+        "../../envs/replikit.yaml"
     script:
         "../scripts/benchmark_training_loop.py"
 
 
 rule report:
     input:
-        claims=claims_files(),
-        figures=figure_files(),
+        claims=CLAIMS,
+        figures=FIGURES,
         benchmark="results/benchmarks/training_loop.json",
         templates=[str(ROOT / "reports/report.html.j2"), str(ROOT / "reports/report.md.j2")],
     output:
@@ -38,5 +40,7 @@ rule report:
     resources:
         mem_mb=2000,
         runtime=10,
+    conda:
+        "../../envs/replikit.yaml"
     script:
         "../scripts/report.py"

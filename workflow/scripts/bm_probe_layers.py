@@ -2,7 +2,8 @@
 
 import torch
 
-from replikit import data, device as dev
+from replikit import data
+from replikit import device as dev
 from replikit.io import read_json, write_json
 from replikit.jobs import job
 from replikit.papers.benign_memorization import Run, RunSpec

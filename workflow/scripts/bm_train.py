@@ -3,7 +3,8 @@
 import time
 from pathlib import Path
 
-from replikit import data, device as dev
+from replikit import data
+from replikit import device as dev
 from replikit.io import read_json, torch_save, write_json
 from replikit.jobs import job
 from replikit.papers.benign_memorization import Run, RunSpec

@@ -19,9 +19,7 @@ class StagedNet(nn.Module):
         raise NotImplementedError
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        out = x
-        for _, out in self.stages(x):
-            pass
+        *_, (_, out) = self.stages(x)
         return out
 
     def stage_outputs(self, x: torch.Tensor, names: set[str] | None = None) -> dict[str, torch.Tensor]:

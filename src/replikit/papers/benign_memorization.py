@@ -242,3 +242,31 @@ def random_label_agreement(feats: torch.Tensor, labels: torch.Tensor, k: int) ->
     num_classes = int(labels.max()) + 1
     pred = knn_predict(feats, labels, feats, k, num_classes, exclude_self=True)
     return (pred == labels).float().mean().item()
+
+
+# ---------------------------------------------------------------- workflow paths
+
+RESULTS = "results/benign_memorization"
+FIGURES = ("probe_vs_epoch", "probe_per_layer", "augmentation_diversity", "capacity")
+
+
+def run_file(run: str, seed: int | str, kind: str) -> str:
+    """Path of a run's `metrics.json`, `model.pt` or `layers.json`."""
+    return f"{RESULTS}/runs/{run}/seed{seed}/{kind}"
+
+
+def figure_inputs(runs: dict[str, list[RunSpec]], figure: str, seeds: list[int]) -> list[str]:
+    """Per-seed files a figure aggregates: layer probes for `probe_per_layer`, metrics otherwise."""
+    kind = "layers.json" if figure == "probe_per_layer" else "metrics.json"
+    return [run_file(r.name, s, kind) for r in runs[figure] for s in seeds]
+
+
+def claim_inputs(runs: dict[str, list[RunSpec]], seeds: list[int]) -> dict[str, list[str]]:
+    """Every run's metrics (once) and the layer probes the claims read."""
+    names = sorted({r.name for rs in runs.values() for r in rs})
+    return {"metrics": [run_file(n, s, "metrics.json") for n in names for s in seeds],
+            "layers": figure_inputs(runs, "probe_per_layer", seeds)}
+
+
+def targets() -> list[str]:
+    return [f"{RESULTS}/figures/{f}.png" for f in FIGURES] + [f"{RESULTS}/claims.json"]

@@ -1,0 +1,102 @@
+import pytest
+import torch
+
+from replikit.papers import benign_memorization as bm
+from replikit.papers import benign_memorization_analysis as an
+from replikit.papers.benign_memorization import RunSpec
+
+
+def test_run_names_round_trip_and_reject_nonsense():
+    for spec in [RunSpec(1.0, "full"), RunSpec(0.0, "none"), RunSpec(1.0, "light", 4, True),
+                 RunSpec(0.25, "crop_flip", 16)]:
+        assert RunSpec.parse(spec.name) == spec
+    for bad in ["noise100_fancy_Kinf", "noise100_full", "noise100_full_Kinf_perview"]:
+        with pytest.raises(ValueError):
+            RunSpec.parse(bad)
+
+
+def test_experiments_share_identical_runs():
+    cfg = {"augmentation": "full",
+           "probe_vs_epoch": {"label_noise": [0.0, 1.0], "augmentations": ["none", "full"]},
+           "diversity": {"n_augs": [1, 4, "unlimited"]}, "capacity": {"n_augs": [1, 4, 16]}}
+    runs = bm.experiment_runs(cfg)
+    assert runs["augmentation_diversity"][-1] == RunSpec(1.0, "full")  # K=unlimited is the main run
+    assert runs["capacity"][0] == runs["augmentation_diversity"][0]  # K=1: one view, one label
+    assert runs["capacity"][2].label_per_view
+    names = [r.name for r in bm.all_runs(cfg)]
+    assert len(names) == len(set(names)) == 4 + 2 + 2
+
+
+def test_random_labels_noise_levels():
+    y = torch.arange(10000) % 10
+    assert torch.equal(bm.random_labels(y, 0.0, 10, seed=0), y)
+    noisy = bm.random_labels(y, 1.0, 10, seed=0)
+    assert 0.85 < (noisy != y).float().mean() < 0.95  # a random label hits the true one 1/10 times
+    assert torch.equal(noisy, bm.random_labels(y, 1.0, 10, seed=0))
+    half = bm.random_labels(y, 0.5, 10, seed=0)
+    assert 0.4 < (half != y).float().mean() < 0.5
+
+
+def test_view_labels_keep_view_zero_and_are_fixed():
+    labels = torch.arange(50) % 10
+    idx = torch.arange(50)
+    zero = bm.view_labels(labels, idx, torch.zeros(50, dtype=torch.long), 8, 10, seed=0)
+    assert torch.equal(zero, labels)
+    v3 = bm.view_labels(labels, idx, torch.full((50,), 3), 8, 10, seed=0)
+    assert torch.equal(v3, bm.view_labels(labels, idx, torch.full((50,), 3), 8, 10, seed=0))
+    assert (v3 != labels).float().mean() > 0.6
+
+
+def test_fixed_views_repeat_and_unlimited_views_do_not(tiny_images):
+    cfg = {"n_train": None, "subset_seed": 0, "probe_fit_size": None, "probe_k": 3,
+           "model": {"name": "cnn4", "width": 4, "projector_width": 8}, "eval_views_max": 100}
+    fixed = bm.Run(RunSpec(1.0, "full", 1), cfg, tiny_images, 0, torch.device("cpu"))
+    idx = torch.arange(5)
+    a, _ = fixed.views(idx, torch.Generator().manual_seed(0))
+    b, _ = fixed.views(idx, torch.Generator().manual_seed(1))
+    assert torch.equal(a, b)  # K=1: the same augmentation every time
+    free = bm.Run(RunSpec(1.0, "full"), cfg, tiny_images, 0, torch.device("cpu"))
+    c, _ = free.views(idx, torch.Generator().manual_seed(0))
+    d, _ = free.views(idx, torch.Generator().manual_seed(1))
+    assert not torch.equal(c, d)
+
+
+def test_layer_report_covers_every_stage(tiny_images):
+    cfg = {"n_train": 20, "subset_seed": 0, "probe_fit_size": None, "probe_k": 3,
+           "model": {"name": "cnn4", "width": 4, "projector_width": 8}, "eval_views_max": 100}
+    run = bm.Run(RunSpec(1.0, "light"), cfg, tiny_images, 0, torch.device("cpu"))
+    rep = run.layer_report()
+    for key in ("probe_acc", "untrained_probe_acc", "random_label_knn"):
+        assert list(rep[key]) == run.model.stage_names
+        assert all(0 <= v <= 1 for v in rep[key].values())
+    # an untrained copy of the network is the same as the run's network before training
+    assert rep["probe_acc"] == rep["untrained_probe_acc"]
+
+
+def test_claims_from_synthetic_results():
+    import pandas as pd
+
+    cfg = {"augmentation": "full",
+           "probe_vs_epoch": {"label_noise": [1.0], "augmentations": ["none", "full"]},
+           "diversity": {"n_augs": [1, "unlimited"]}, "capacity": {"n_augs": [1, 8]}}
+    runs = bm.experiment_runs(cfg)
+    rows = []
+    for seed in range(3):
+        for run, probe, acc in [("noise100_full_Kinf", 0.5, 0.99), ("noise100_none_Kinf", 0.35, 1.0),
+                                ("noise100_full_K1", 0.4, 0.99), ("noise100_full_K8_perview", 0, 0.3)]:
+            rows.append({"run": run, "seed": seed, "epoch": 0, "probe_acc": 0.3, "train_acc_clean": 0.1,
+                         "train_acc_views": 0.1})
+            rows.append({"run": run, "seed": seed, "epoch": 10, "probe_acc": probe + 0.01 * seed,
+                         "train_acc_clean": acc, "train_acc_views": acc})
+    hist = pd.DataFrame(rows)
+    from replikit.claims import evaluate
+
+    layers = pd.DataFrame([{"run": "noise100_full_Kinf", "seed": s, "stage": st, "probe_acc": p,
+                            "random_label_knn": r}
+                           for s in range(3) for st, p, r in [("pooled", 0.5, 0.2), ("projector", 0.4, 0.6),
+                                                               ("output", 0.3, 0.9 + 0.01 * s)]])
+    verdicts = {r["id"]: r["verdict"] for r in evaluate(
+        an.claims(runs, "full"), {"history": hist, "final": an.final_rows(hist), "layers": layers},
+        n_boot=500)}
+    assert verdicts == {"BM-1": "replicated", "BM-2": "replicated", "BM-3": "replicated",
+                        "BM-4": "not replicated", "BM-5": "replicated"}

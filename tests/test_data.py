@@ -1,0 +1,66 @@
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from replikit import data
+from tests.conftest import SHARED
+
+
+def test_subset_is_used_only_after_local_and_download(tmp_path, monkeypatch):
+    calls = []
+
+    def no_download(name, download_dir):
+        calls.append("torchvision")
+        raise data.SourceUnavailable("offline")
+
+    monkeypatch.setattr(data, "_download", no_download)
+    prepared = data.prepare("cifar10", [str(SHARED)], tmp_path / "dl", ["local", "torchvision", "subset"])
+    assert calls == ["torchvision"]  # the real download is tried before the subset
+    assert prepared.subset and prepared.source.startswith("subset:")
+    assert prepared.x_train.shape == (7728, 3, 32, 32) and prepared.x_train.dtype == torch.uint8
+    assert prepared.x_test.shape == (1000, 3, 32, 32)
+    assert sorted(prepared.y_train.unique().tolist()) == list(range(10))
+
+
+def test_download_result_wins_over_subset(tmp_path, monkeypatch):
+    fake = data.Prepared(torch.zeros(2, 3, 4, 4, dtype=torch.uint8), torch.zeros(2, dtype=torch.long),
+                         torch.zeros(1, 3, 4, 4, dtype=torch.uint8), torch.zeros(1, dtype=torch.long),
+                         ["a"], source="torchvision-download", source_files={})
+    monkeypatch.setattr(data, "_download", lambda name, d: fake)
+    got = data.prepare("cifar10", [str(SHARED)], tmp_path, ["local", "torchvision", "subset"])
+    assert got is fake and not got.subset
+
+
+def test_local_mnist_is_copied_and_extracted_outside_shared(tmp_path):
+    prepared = data.prepare("mnist", [str(SHARED)], tmp_path / "dl", ["local"])
+    assert prepared.x_train.shape == (60000, 1, 28, 28) and prepared.y_test.numel() == 10000
+    assert (tmp_path / "dl" / "MNIST" / "raw" / "train-images-idx3-ubyte").exists()
+    assert not prepared.subset
+
+
+def test_corrupt_local_copy_is_an_error(tmp_path):
+    bad = tmp_path / "cifar10-subset.npz"
+    np.savez(bad, x_train=np.zeros((1, 3, 32, 32), np.uint8))
+    with pytest.raises(data.ChecksumError, match="checksum mismatch"):
+        data.prepare("cifar10", [str(tmp_path)], tmp_path / "dl", ["subset"])
+
+
+def test_no_copy_and_no_network_says_what_to_download(tmp_path, monkeypatch):
+    monkeypatch.setattr(data, "_download", lambda n, d: (_ for _ in ()).throw(data.SourceUnavailable("x")))
+    with pytest.raises(data.DataError, match=r"cifar-10-python\.tar\.gz.*search_paths"):
+        data.prepare("cifar10", [str(tmp_path)], tmp_path / "dl", ["local", "torchvision", "subset"])
+
+
+def test_save_and_load_check_the_manifest(tmp_path):
+    prepared = data.prepare("cifar10", [str(SHARED)], tmp_path, ["subset"])
+    manifest = data.save(prepared, tmp_path / "t.pt", tmp_path / "m.json")
+    assert manifest["subset"] is True and manifest["counts"] == {"train": 7728, "test": 1000}
+    assert json.loads((tmp_path / "m.json").read_text())["sha256"] == manifest["sha256"]
+    loaded = data.load(tmp_path / "t.pt", manifest)
+    assert torch.equal(loaded["x_test"], prepared.x_test)
+    with open(tmp_path / "t.pt", "ab") as f:
+        f.write(b"corruption")
+    with pytest.raises(data.ChecksumError, match="does not match its manifest"):
+        data.load(tmp_path / "t.pt", manifest)

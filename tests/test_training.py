@@ -1,0 +1,84 @@
+import pytest
+import torch
+
+from replikit.papers.benign_memorization import Run, RunSpec
+from replikit.seeding import seed_everything
+from replikit.training import DivergenceError, LoopConfig, train_loop
+
+CFG = {
+    "n_train": 24, "subset_seed": 0, "probe_fit_size": None, "probe_k": 3,
+    "model": {"name": "cnn4", "width": 4, "projector_width": 16},
+    "optimizer": {"name": "adam", "lr": 1e-3, "weight_decay": 0.0},
+    "epochs": 4, "batch_size": 8, "eval_every": 2, "checkpoint_every": 1, "eval_views_max": 64,
+}
+
+
+def _run(tiny_images, spec="noise100_light_Kinf", seed=0):
+    torch.set_num_threads(1)
+    return Run(RunSpec.parse(spec), CFG, tiny_images, seed, torch.device("cpu"))
+
+
+def _weights(model):
+    return torch.cat([p.detach().flatten() for p in model.state_dict().values() if p.is_floating_point()])
+
+
+@pytest.mark.parametrize("spec", ["noise100_light_Kinf", "noise100_full_K3_perview"])
+def test_same_seed_is_bitwise_reproducible(tiny_images, spec):
+    a, b = _run(tiny_images, spec), _run(tiny_images, spec)
+    ha, hb = a.train(progress=False), b.train(progress=False)
+    assert ha == hb
+    assert torch.equal(_weights(a.model), _weights(b.model))
+    c = _run(tiny_images, spec, seed=1)
+    c.train(progress=False)
+    assert not torch.equal(_weights(a.model), _weights(c.model))
+
+
+def test_killed_run_resumes_to_the_same_result(tiny_images, tmp_path):
+    ckpt = tmp_path / "run.ckpt"
+    reference = _run(tiny_images)
+    ref_history = reference.train(progress=False)
+
+    killed = _run(tiny_images)
+    original, calls = killed.loss, []
+
+    def loss_then_die(idx):
+        calls.append(1)
+        if len(calls) == 8:  # 3 steps per epoch: killed mid-way through the third epoch
+            raise KeyboardInterrupt
+        return original(idx)
+
+    killed.loss = loss_then_die
+    with pytest.raises(KeyboardInterrupt):
+        killed.train(checkpoint=str(ckpt), progress=False)
+    assert ckpt.exists()
+
+    resumed = _run(tiny_images)  # fresh model, optimizer and generator, as in a new process
+    history = resumed.train(checkpoint=str(ckpt), progress=False)
+    assert history == ref_history
+    assert torch.equal(_weights(resumed.model), _weights(reference.model))
+
+
+def test_nan_loss_raises_a_clear_error():
+    seed_everything(0)
+    model = torch.nn.Linear(2, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+    def loss_fn(idx):
+        return model(torch.ones(idx.numel(), 2)).sum() * float("nan")
+
+    with pytest.raises(DivergenceError, match="diverged.*epoch 0, step 0"):
+        train_loop(model, opt, loss_fn, 8, LoopConfig(epochs=2, batch_size=4), torch.Generator(),
+                   progress=False)
+
+
+def test_loop_visits_every_item_once_per_epoch():
+    seen = []
+    model = torch.nn.Linear(1, 1)
+
+    def loss_fn(idx):
+        seen.extend(idx.tolist())
+        return model(torch.ones(1, 1)).sum()
+
+    train_loop(model, torch.optim.SGD(model.parameters(), lr=0.0), loss_fn, 10,
+               LoopConfig(epochs=3, batch_size=5), torch.Generator().manual_seed(0), progress=False)
+    assert sorted(seen) == sorted(list(range(10)) * 3)

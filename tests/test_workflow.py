@@ -1,0 +1,110 @@
+"""The Snakemake workflow as a user drives it: dry runs, lint, config errors, a real smoke run."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from replikit.claims import VERDICTS
+from tests.conftest import ROOT, SHARED
+
+
+def smk(*args: str, cwd: Path = ROOT, timeout: int = 300) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(ROOT / "Snakefile"), *args]
+    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+
+
+def overlay(tmp_path: Path, extra: dict | None = None) -> Path:
+    """A config file pointing the data search path at the shared datasets from any directory."""
+    path = tmp_path / "overlay.yaml"
+    path.write_text(yaml.safe_dump({"data": {"search_paths": [str(SHARED)]}, **(extra or {})}))
+    return path
+
+
+@pytest.mark.parametrize("scale", ["config.yaml", "smoke.yaml", "paper.yaml"])
+def test_dry_run_of_every_scale(scale, tmp_path):
+    res = smk("-n", "--cores", "2", "--configfile", str(ROOT / "config" / scale),
+              "--directory", str(tmp_path))
+    assert res.returncode == 0, res.stderr[-3000:]
+    out = res.stdout + res.stderr
+    assert "bm_train" in out and "report" in out
+
+
+def test_slurm_profile_dry_run(tmp_path):
+    res = smk("-n", "--profile", str(ROOT / "profiles/slurm"), "--configfile",
+              str(ROOT / "config/paper.yaml"), "--directory", str(tmp_path))
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert "bm_train" in res.stdout + res.stderr
+
+
+def test_lint_is_clean():
+    res = smk("--lint", "--configfile", str(ROOT / "config/smoke.yaml"))
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "Congratulations" in res.stdout + res.stderr
+
+
+@pytest.mark.parametrize("bad, key", [
+    ({"benign_memorization": {"epochz": 3}}, "benign_memorization.epochz"),
+    ({"benign_memorization": {"epochs": "many"}}, "benign_memorization.epochs"),
+    ({"seeds": "0,1"}, "seeds"),
+    ({"data": {"sources": ["ftp"]}}, "data.sources.0"),
+])
+def test_config_errors_stop_before_any_job(tmp_path, bad, key):
+    cfg = tmp_path / "bad.yaml"
+    cfg.write_text(yaml.safe_dump(bad))
+    res = smk("--cores", "1", "--configfile", str(ROOT / "config/smoke.yaml"), str(cfg),
+              "--directory", str(tmp_path))
+    assert res.returncode != 0
+    assert key in res.stderr and "invalid configuration" in res.stderr
+    assert not (tmp_path / "resources").exists() and not (tmp_path / "results").exists()
+
+
+def test_missing_data_fails_with_instructions_and_no_output(tmp_path):
+    cfg = tmp_path / "nodata.yaml"
+    cfg.write_text(yaml.safe_dump({"data": {"search_paths": [str(tmp_path / "empty")],
+                                            "sources": ["local", "subset"]}}))
+    res = smk("--cores", "1", "--configfile", str(ROOT / "config/smoke.yaml"), str(cfg),
+              "--directory", str(tmp_path), "resources/data/cifar10/manifest.json")
+    assert res.returncode != 0
+    log = (tmp_path / "logs/data/cifar10.log").read_text()
+    assert "cifar-10-python.tar.gz" in log and "search_paths" in log
+    assert not (tmp_path / "resources/data/cifar10/tensors.pt").exists()
+
+
+@pytest.mark.slow
+def test_smoke_scale_end_to_end(tmp_path):
+    """The CI replication: whole smoke DAG, then no-op rerun and a single-figure rebuild."""
+    args = ["--configfile", str(ROOT / "config/smoke.yaml"), str(overlay(tmp_path)),
+            "--directory", str(tmp_path)]
+    res = smk("--cores", "2", *args, timeout=3000)
+    assert res.returncode == 0, res.stderr[-5000:]
+
+    claims = json.loads((tmp_path / "results/benign_memorization/claims.json").read_text())
+    assert claims["scale"] == "smoke" and claims["subset"] is True
+    assert [c["id"] for c in claims["claims"]] == ["BM-1", "BM-2", "BM-3", "BM-4", "BM-5"]
+    for c in claims["claims"]:
+        assert c["verdict"] in VERDICTS and c["n_seeds"] == 3, c
+        for p in c["parts"]:
+            assert p["ci_low"] <= p["mean"] <= p["ci_high"]
+    html = (tmp_path / "results/report/index.html").read_text()
+    for name in ("probe_vs_epoch", "probe_per_layer", "augmentation_diversity", "capacity"):
+        assert (tmp_path / f"results/benign_memorization/figures/{name}.png").stat().st_size > 10_000
+        assert name in html
+    assert "BM-5" in html and "CIFAR-10 subset" in html
+    assert (tmp_path / "logs/benchmarks/benign_memorization/train").is_dir()
+
+    rerun = smk("-n", "--cores", "2", *args)
+    assert rerun.returncode == 0 and "Nothing to be done" in rerun.stdout + rerun.stderr
+
+    figure = tmp_path / "results/benign_memorization/figures/probe_per_layer.png"
+    figure.unlink()
+    plan = smk("-n", "--cores", "2", *args, str(figure.relative_to(tmp_path)))
+    jobs = [ln.split()[0] for ln in (plan.stdout).splitlines() if ln.strip().endswith(" 1")]
+    assert "bm_figure" in jobs and "bm_train" not in plan.stdout.split("Job stats")[-1]
+    rebuilt = smk("--cores", "2", *args, str(figure.relative_to(tmp_path)))
+    assert rebuilt.returncode == 0 and figure.exists()
