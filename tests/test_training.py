@@ -58,6 +58,17 @@ def test_killed_run_resumes_to_the_same_result(tiny_images, tmp_path):
     assert torch.equal(_weights(resumed.model), _weights(reference.model))
 
 
+def test_checkpoint_of_another_configuration_is_not_resumed(tiny_images, tmp_path):
+    ckpt = tmp_path / "run.ckpt"
+    _run(tiny_images).train(checkpoint=str(ckpt), progress=False)  # leaves epoch-3 checkpoint
+    assert ckpt.exists()
+    longer = dict(CFG, optimizer={"name": "adam", "lr": 5e-3, "weight_decay": 0.0})
+    torch.set_num_threads(1)
+    run = Run(RunSpec.parse("noise100_light_Kinf"), longer, tiny_images, 0, torch.device("cpu"))
+    fresh = Run(RunSpec.parse("noise100_light_Kinf"), longer, tiny_images, 0, torch.device("cpu"))
+    assert run.train(checkpoint=str(ckpt), progress=False) == fresh.train(progress=False)
+
+
 def test_nan_loss_raises_a_clear_error():
     seed_everything(0)
     model = torch.nn.Linear(2, 1)

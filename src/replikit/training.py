@@ -58,12 +58,20 @@ def _batches(n: int, cfg: LoopConfig, generator: torch.Generator) -> list[torch.
 
 def train_loop(model: nn.Module, optimizer: torch.optim.Optimizer, loss_fn: LossFn, n_items: int,
                cfg: LoopConfig, generator: torch.Generator, evaluate: EvalFn | None = None,
-               checkpoint: str | Path | None = None, progress: bool = True) -> list[dict[str, float]]:
-    """Train for `cfg.epochs` epochs over `n_items` items; return the evaluation history."""
+               checkpoint: str | Path | None = None, progress: bool = True,
+               fingerprint: str = "") -> list[dict[str, float]]:
+    """Train for `cfg.epochs` epochs over `n_items` items; return the evaluation history.
+
+    A checkpoint is resumed only when its `fingerprint` (a digest of everything that defines
+    the run) matches; a checkpoint of another configuration is discarded.
+    """
     start, history = 0, []
     ckpt = Path(checkpoint) if checkpoint else None
-    if ckpt is not None and ckpt.exists():
-        state = torch.load(ckpt, weights_only=False)
+    state = torch.load(ckpt, weights_only=False) if ckpt is not None and ckpt.exists() else None
+    if state is not None and state.get("fingerprint") != fingerprint:
+        print(f"ignoring {ckpt}: it belongs to another configuration", file=sys.stderr)
+        state = None
+    if state is not None:
         model.load_state_dict(state["model"])
         optimizer.load_state_dict(state["optimizer"])
         generator.set_state(state["generator"])
@@ -94,7 +102,7 @@ def train_loop(model: nn.Module, optimizer: torch.optim.Optimizer, loss_fn: Loss
                 and done < cfg.epochs:
             torch_save(ckpt, {"model": model.state_dict(), "optimizer": optimizer.state_dict(),
                               "generator": generator.get_state(), "epoch": done,
-                              "history": history})
+                              "history": history, "fingerprint": fingerprint})
     return history
 
 

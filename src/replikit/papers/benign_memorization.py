@@ -14,6 +14,7 @@ share one name and so run once.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 
@@ -214,8 +215,9 @@ class Run:
                              c["optimizer"]["weight_decay"])
         loop = LoopConfig(epochs=c["epochs"], batch_size=c["batch_size"], eval_every=c["eval_every"],
                           checkpoint_every=c["checkpoint_every"])
+        fingerprint = json.dumps([self.spec.name, self.seed, c], sort_keys=True)
         return train_loop(self.model, opt, self.loss, self.n, loop, self.generator, self.evaluate,
-                          checkpoint=checkpoint, progress=progress)
+                          checkpoint=checkpoint, progress=progress, fingerprint=fingerprint)
 
     def untrained_model(self) -> StagedNet:
         """The network at initialisation (same seed, same init)."""
