@@ -100,3 +100,12 @@ def test_claims_from_synthetic_results():
         n_boot=500)}
     assert verdicts == {"BM-1": "replicated", "BM-2": "replicated", "BM-3": "replicated",
                         "BM-4": "not replicated", "BM-5": "replicated"}
+
+
+def test_training_config_leaves_out_experiment_lists(root):
+    from replikit.config import load_config
+
+    cfg = load_config(root / "config/smoke.yaml", root / "workflow/schemas/config.schema.yaml")
+    train = bm.training_config(cfg["benign_memorization"])
+    assert "diversity" not in train and "resources" not in train and "augmentation" not in train
+    assert train["epochs"] == cfg["benign_memorization"]["epochs"]

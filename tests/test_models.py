@@ -7,7 +7,8 @@ def test_cnn4_stages_and_output():
     m = build_model("cnn4", num_classes=10, width=8, projector_width=32)
     feats = m.stage_outputs(torch.rand(2, 3, 32, 32))
     assert list(feats) == m.stage_names
-    assert feats["stem"].shape == (2, 8) and feats["pooled"].shape == (2, 64)
+    assert feats["stem"].shape == (2, 8 * 4) and feats["pooled"].shape == (2, 64)
+    assert feats["block3"].shape == (2, 64 * 4)  # 2x2-pooled conv map, not the same as `pooled`
     assert feats["projector"].shape == (2, 32) and feats["output"].shape == (2, 10)
     assert m.head.hidden.bias is None and m.head.out.bias is None
 

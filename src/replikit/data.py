@@ -75,7 +75,7 @@ def verify_md5(path: Path, expected: str) -> str:
 
 def _find(search_paths: list[str], relative: str) -> Path | None:
     for root in search_paths:
-        p = Path(root).expanduser() / relative
+        p = Path(root).expanduser().resolve() / relative
         if p.exists():
             return p
     return None

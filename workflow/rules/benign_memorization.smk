@@ -3,6 +3,7 @@ BM = config["benign_memorization"]
 BM_RUNS = bm.experiment_runs(BM)
 BM_DATA = DATASET_FILES[BM["dataset"]]
 BM_RES = BM["resources"]
+BM_TRAINING = bm.training_config(BM)
 
 
 wildcard_constraints:
@@ -17,7 +18,7 @@ rule bm_train:
         metrics=bm.run_file("{bm_run}", "{seed}", "metrics.json"),
         model=bm.run_file("{bm_run}", "{seed}", "model.pt"),
     params:
-        cfg=BM,
+        cfg=BM_TRAINING,
         device=config["device"],
         checkpoint=lambda w: f"{bm.RESULTS}/checkpoints/{w.bm_run}_seed{w.seed}.ckpt",
     log:
@@ -42,7 +43,7 @@ rule bm_probe_layers:
     output:
         bm.run_file("{bm_run}", "{seed}", "layers.json"),
     params:
-        cfg=BM,
+        cfg=BM_TRAINING,
         device=config["device"],
     log:
         "logs/benign_memorization/probe_layers/{bm_run}/seed{seed}.log",

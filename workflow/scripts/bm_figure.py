@@ -13,11 +13,12 @@ CAPTIONS = {
     "labels (right) over training, for 0% and 100% random labels with and without augmentation; "
     "dashed: the untrained network. Bands: 95% bootstrap CI over seeds.",
     "probe_per_layer": "k-NN probe test accuracy at each stage of the final networks (left; conv maps "
-    "global-average-pooled) and leave-one-out k-NN agreement with the training labels (right), "
+    "average-pooled to 2x2) and leave-one-out k-NN agreement with the training labels (right), "
     "which measures where the random labels are memorized. Bars: 95% CI over seeds.",
     "augmentation_diversity": "100% random labels, each image seen only through a fixed set of K "
-    "augmentations: k-NN probe accuracy (left) and memorization of the random labels on clean "
-    "images (right) against K. Bars: 95% CI over seeds.",
+    "augmentations: k-NN probe accuracy (left) and memorization of the random labels (right), "
+    "scored on the training views the network saw and on clean images, against K. Bars: 95% CI "
+    "over seeds.",
     "capacity": "Each of the K augmentations of an image gets its own random label: training accuracy "
     "reached on the (view, label) pairs against K. Bars: 95% CI over seeds.",
 }

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 
@@ -23,11 +24,12 @@ class StagedNet(nn.Module):
         return out
 
     def stage_outputs(self, x: torch.Tensor, names: set[str] | None = None) -> dict[str, torch.Tensor]:
-        """Outputs of the named stages, conv maps global-average-pooled to vectors."""
+        """Outputs of the named stages as vectors. Conv maps are average-pooled to 2x2 and
+        flattened, so a conv stage keeps coarse spatial layout and differs from `pooled`."""
         feats: dict[str, torch.Tensor] = {}
         for name, out in self.stages(x):
             if names is None or name in names:
-                feats[name] = out.mean(dim=(2, 3)) if out.dim() == 4 else out
+                feats[name] = F.adaptive_avg_pool2d(out, 2).flatten(1) if out.dim() == 4 else out
             if names is not None and len(feats) == len(names):
                 break
         return feats

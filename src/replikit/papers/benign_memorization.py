@@ -61,6 +61,18 @@ class RunSpec:
             raise ValueError("K fixed views need an augmentation")
 
 
+# Config keys that change what a training run computes. Experiment lists, resources and the
+# main augmentation (which is part of the run name) are left out, so editing them does not
+# retrain runs that already exist.
+TRAINING_KEYS = ("dataset", "n_train", "subset_seed", "probe_fit_size", "probe_k", "model", "optimizer",
+                 "epochs", "batch_size", "eval_every", "checkpoint_every", "eval_views_max")
+
+
+def training_config(cfg: dict) -> dict:
+    """The part of the paper's config that defines a training run."""
+    return {k: cfg[k] for k in TRAINING_KEYS}
+
+
 def _k(v: int | str) -> int | None:
     return None if v == "unlimited" else int(v)
 
