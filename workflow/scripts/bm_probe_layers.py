@@ -2,19 +2,15 @@
 
 import torch
 
-from replikit import data
 from replikit import device as dev
-from replikit.io import read_json, write_json
+from replikit.io import write_json
 from replikit.jobs import job
-from replikit.papers.benign_memorization import Run, RunSpec
+from replikit.papers.benign_memorization import load_run
 
 sm = snakemake  # noqa: F821
 with job(sm) as device:
-    spec = RunSpec.parse(sm.wildcards.bm_run)
-    seed = int(sm.wildcards.seed)
-    tensors = data.load(sm.input.tensors, read_json(sm.input.manifest))
-    run = Run(spec, sm.params.cfg, tensors, seed, device)
+    run = load_run(sm.wildcards.bm_run, sm.wildcards.seed, sm.params.cfg, sm.input.tensors,
+                   sm.input.manifest, device)
     run.model.load_state_dict(torch.load(sm.input.model, map_location=device)["state_dict"])
-    report = run.layer_report()
-    write_json(sm.output[0], {"run": spec.name, "seed": seed, "stages": run.model.stage_names,
-                              "device": dev.describe(device), **report})
+    write_json(sm.output[0], {"run": run.spec.name, "seed": run.seed, "stages": run.model.stage_names,
+                              "device": dev.describe(device), **run.layer_report()})

@@ -41,8 +41,4 @@ class CNN4(StagedNet):
         for name in ("block1", "block2", "block3"):
             x = getattr(self, name)(x)
             yield name, x
-        x = x.mean(dim=(2, 3))
-        yield "pooled", x
-        x = torch.relu(self.head.hidden(x))
-        yield "projector", x
-        yield "output", self.head.out(x)
+        yield from self.head.stages(x)

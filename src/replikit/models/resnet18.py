@@ -38,8 +38,4 @@ class ResNet18(StagedNet):
         for name in ("layer1", "layer2", "layer3", "layer4"):
             x = getattr(e, name)(x)
             yield name, x
-        x = x.mean(dim=(2, 3))
-        yield "pooled", x
-        x = torch.relu(self.head.hidden(x))
-        yield "projector", x
-        yield "output", self.head.out(x)
+        yield from self.head.stages(x)

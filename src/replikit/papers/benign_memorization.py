@@ -250,6 +250,16 @@ class Run:
         return report
 
 
+def load_run(run: str, seed: int | str, cfg: dict, tensors_path: str, manifest_path: str,
+             device: torch.device) -> Run:
+    """A Run for a job: parse the run name, load the verified dataset tensors."""
+    from .. import data
+    from ..io import read_json
+
+    tensors = data.load(tensors_path, read_json(manifest_path))
+    return Run(RunSpec.parse(run), cfg, tensors, int(seed), device)
+
+
 def random_label_agreement(feats: torch.Tensor, labels: torch.Tensor, k: int) -> float:
     """Leave-one-out k-NN accuracy on the training (random) labels: how much a layer memorizes."""
     k = min(k, feats.shape[0] - 1)
