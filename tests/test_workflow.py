@@ -108,3 +108,8 @@ def test_smoke_scale_end_to_end(tmp_path):
     assert "bm_figure" in jobs and "bm_train" not in plan.stdout.split("Job stats")[-1]
     rebuilt = smk("--cores", "2", *args, str(figure.relative_to(tmp_path)))
     assert rebuilt.returncode == 0 and figure.exists()
+
+    snakemake_report = tmp_path / "snakemake_report.html"
+    res = smk(*args, "--report", str(snakemake_report))
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert snakemake_report.stat().st_size > 100_000
