@@ -20,7 +20,8 @@ CAPTIONS = {
     "scored on the training views the network saw and on clean images, against K. Bars: 95% CI "
     "over seeds.",
     "capacity": "Each of the K augmentations of an image gets its own random label: training accuracy "
-    "reached on the (view, label) pairs against K. Bars: 95% CI over seeds.",
+    "reached on the (view, label) pairs against K. The budget is fixed in epochs (as in the paper), "
+    "so each pair is seen about epochs/K times. Bars: 95% CI over seeds.",
 }
 
 sm = snakemake  # noqa: F821

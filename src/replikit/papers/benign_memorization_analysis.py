@@ -229,6 +229,7 @@ def claims(runs: dict[str, list[RunSpec]], augmentation: str) -> list[Claim]:
               "at large K (malign memorization is infeasible).", "'malign memorization under data "
               "augmentation is infeasible due to the insufficient capacity' (" + QUAL + ")",
               SOURCE + ", abstract and Sec. 5",
-              "training accuracy on (view, label) pairs at the smallest and largest K",
+              "training accuracy on (view, label) pairs at the smallest and largest K, same number of "
+              "epochs (so each pair is seen ~epochs/K times)",
               f"accuracy drop CI > 0 and largest-K accuracy CI < {MEMORIZED}", bm5),
     ]
