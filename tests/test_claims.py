@@ -36,3 +36,21 @@ def test_evaluate_reports_missing_conditions_as_inconclusive():
     assert rows[0]["verdict"] == "replicated" and rows[0]["n_seeds"] == 3
     assert rows[0]["parts"][0]["mean"] == pytest.approx(0.15)
     assert rows[1]["verdict"] == "inconclusive" and "noise100_full_K4" in rows[1]["note"]
+
+
+def test_difference_at_a_floor_is_inconclusive_not_a_verdict():
+    from replikit.claims import Claim, difference, evaluate
+
+    zeros = {0: 0.0, 1: 0.0, 2: 0.0}
+    learned = {0: 0.3, 1: 0.25, 2: 0.4}
+
+    def both_at_floor(_):
+        return [difference("a minus b", zeros, zeros, floor=0.0)]
+
+    def one_learned(_):
+        return [difference("a minus b", zeros, learned, floor=0.0)]
+
+    rows = evaluate([Claim("F-1", "s", "v", "src", "stat", "CI > 0", both_at_floor),
+                     Claim("F-2", "s", "v", "src", "stat", "CI > 0", one_learned)], {}, n_boot=200)
+    assert rows[0]["verdict"] == "inconclusive" and "floor" in rows[0]["note"]
+    assert rows[1]["verdict"] == "not replicated" and rows[1]["note"] == ""

@@ -27,7 +27,7 @@ def test_report_renders_scorecard_figures_and_provenance(root, tmp_path):
     write_json(tmp_path / "claims.json", claims)
     write_json(tmp_path / "bench.json", {"device": "cpu", "batch_size": 4, "steps": 2, "model": {},
                                          "bare_images_per_s": 100.0, "ratio_loop_no_aug_to_bare": 0.9})
-    inputs = load_inputs([str(tmp_path / "claims.json")], [str(fig_path)], str(tmp_path / "bench.json"))
+    inputs = load_inputs([str(tmp_path / "claims.json")], [str(fig_path)], [str(tmp_path / "bench.json")])
     html, md = tmp_path / "report" / "index.html", tmp_path / "report" / "index.md"
     render(str(root / "reports"), inputs, str(html), str(md))
     page = html.read_text()
@@ -36,4 +36,6 @@ def test_report_renders_scorecard_figures_and_provenance(root, tmp_path):
     text = md.read_text()
     assert "| paperx | X-1 |" in text and "-0.100 [-0.200, -0.050]" in text
     assert "../paperx/figures/fig1.png" in text
-    json.loads(json.dumps(inputs["benchmark"]))
+    assert "bare_images_per_s" in page and "100" in page
+    assert "| ratio_loop_no_aug_to_bare | `0.9` |" in text
+    json.loads(json.dumps(inputs["benchmarks"]))

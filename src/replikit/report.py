@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import json
 from pathlib import Path
 
 import jinja2
@@ -14,7 +15,21 @@ def _fmt(x: float) -> str:
     return "n/a" if x != x else f"{x:.3f}"  # NaN check
 
 
-def load_inputs(claims_paths: list[str], figure_paths: list[str], benchmark_path: str | None) -> dict:
+def load_benchmark(path: str) -> dict:
+    """A benchmark JSON as a titled list of (key, value) rows; numbers formatted, nested values as JSON."""
+    raw = read_json(path)
+    rows = []
+    for key, value in raw.items():
+        if isinstance(value, float):
+            value = f"{value:.4g}"
+        elif isinstance(value, (dict, list)):
+            value = json.dumps(value)
+        rows.append((key, str(value)))
+    p = Path(path)
+    return {"name": f"{p.parent.name}/{p.stem}", "path": str(p), "rows": rows}
+
+
+def load_inputs(claims_paths: list[str], figure_paths: list[str], benchmark_paths: list[str]) -> dict:
     papers = [read_json(p) for p in claims_paths]
     figures = []
     for png in figure_paths:
@@ -23,8 +38,8 @@ def load_inputs(claims_paths: list[str], figure_paths: list[str], benchmark_path
         figures.append({"name": p.stem, "paper": p.parent.parent.name, "path": str(p),
                         "data": base64.b64encode(p.read_bytes()).decode(), "caption": prov["caption"],
                         "provenance": prov})
-    bench = read_json(benchmark_path) if benchmark_path else None
-    return {"papers": papers, "figures": figures, "benchmark": bench}
+    return {"papers": papers, "figures": figures,
+            "benchmarks": [load_benchmark(p) for p in benchmark_paths]}
 
 
 def render(template_dir: str, inputs: dict, html_out: str, md_out: str) -> None:

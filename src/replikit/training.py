@@ -59,12 +59,18 @@ def _batches(n: int, cfg: LoopConfig, generator: torch.Generator) -> list[torch.
 def train_loop(model: nn.Module, optimizer: torch.optim.Optimizer, loss_fn: LossFn, n_items: int,
                cfg: LoopConfig, generator: torch.Generator, evaluate: EvalFn | None = None,
                checkpoint: str | Path | None = None, progress: bool = True,
-               fingerprint: str = "") -> list[dict[str, float]]:
+               fingerprint: str = "", before_step: Callable[[int], None] | None = None,
+               state_objects: dict | None = None) -> list[dict[str, float]]:
     """Train for `cfg.epochs` epochs over `n_items` items; return the evaluation history.
 
     A checkpoint is resumed only when its `fingerprint` (a digest of everything that defines
-    the run) matches; a checkpoint of another configuration is discarded.
+    the run) matches; a checkpoint of another configuration is discarded. `before_step(k)`, when
+    given, is called before the k-th optimizer step of the loop (k counts from 0 over all epochs,
+    also after a resume), e.g. to set a per-step learning-rate schedule. `state_objects` (name ->
+    object with state_dict/load_state_dict, e.g. collected posterior samples) are checkpointed
+    and restored with the model.
     """
+    state_objects = state_objects or {}
     start, history = 0, []
     ckpt = Path(checkpoint) if checkpoint else None
     state = torch.load(ckpt, weights_only=False) if ckpt is not None and ckpt.exists() else None
@@ -76,6 +82,8 @@ def train_loop(model: nn.Module, optimizer: torch.optim.Optimizer, loss_fn: Loss
         optimizer.load_state_dict(state["optimizer"])
         generator.set_state(state["generator"])
         start, history = state["epoch"], state["history"]
+        for name, obj in state_objects.items():
+            obj.load_state_dict(state["objects"][name])
         print(f"resumed from {ckpt} at epoch {start}", file=sys.stderr)
     if start == 0 and evaluate is not None:
         history.append({"epoch": 0, **evaluate(0)})
@@ -85,11 +93,14 @@ def train_loop(model: nn.Module, optimizer: torch.optim.Optimizer, loss_fn: Loss
                disable=not progress, mininterval=5.0, desc="epochs")
     for epoch in bar:
         running, steps = 0.0, 0
-        for step, idx in enumerate(_batches(n_items, cfg, generator)):
+        batches = _batches(n_items, cfg, generator)
+        for step, idx in enumerate(batches):
             loss = loss_fn(idx)
             check_finite(loss, epoch, step)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
+            if before_step is not None:
+                before_step(epoch * len(batches) + step)
             optimizer.step()
             running, steps = running + loss.item(), steps + 1
         done = epoch + 1
@@ -102,8 +113,15 @@ def train_loop(model: nn.Module, optimizer: torch.optim.Optimizer, loss_fn: Loss
                 and done < cfg.epochs:
             torch_save(ckpt, {"model": model.state_dict(), "optimizer": optimizer.state_dict(),
                               "generator": generator.get_state(), "epoch": done,
-                              "history": history, "fingerprint": fingerprint})
+                              "history": history, "fingerprint": fingerprint,
+                              "objects": {k: o.state_dict() for k, o in state_objects.items()}})
     return history
+
+
+def steps_per_epoch(n_items: int, cfg: LoopConfig) -> int:
+    """Number of optimizer steps `train_loop` takes per epoch."""
+    size = min(cfg.batch_size, n_items)
+    return n_items // size if cfg.drop_last else -(-n_items // size)
 
 
 def make_optimizer(name: str, params, lr: float, weight_decay: float = 0.0,

@@ -28,7 +28,7 @@ rule report:
     input:
         claims=CLAIMS,
         figures=FIGURES,
-        benchmark="results/benchmarks/training_loop.json",
+        benchmarks=BENCHMARKS,
         templates=[str(ROOT / "reports/report.html.j2"), str(ROOT / "reports/report.md.j2")],
     output:
         html="results/report/index.html",

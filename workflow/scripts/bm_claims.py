@@ -1,7 +1,7 @@
 """Judge the benign-memorization claims from the aggregated runs."""
 
-from replikit.claims import evaluate
-from replikit.io import read_json, write_json
+from replikit.claims import evaluate, write_scorecard
+from replikit.io import read_json
 from replikit.jobs import job
 from replikit.papers import benign_memorization as bm
 from replikit.papers import benign_memorization_analysis as an
@@ -14,15 +14,8 @@ with job(sm):
     results = {"history": hist, "final": an.final_rows(hist), "layers": an.load_layers(sm.input.layers)}
     claims = an.claims(bm.experiment_runs(cfg), cfg["augmentation"])
     rows = evaluate(claims, results, stats["ci_level"], stats["n_boot"], stats["min_seeds"])
-    manifest = read_json(sm.input.manifest)
-    write_json(sm.output[0], {
-        "paper": bm.PAPER,
-        "title": "The Curious Case of Benign Memorization (Anagnostidis et al., ICLR 2023)",
-        "scale": sm.params.scale, "subset": manifest["subset"], "data_source": manifest["source"],
-        "seeds": sorted(int(s) for s in hist["seed"].unique()),
-        "claims": rows,
-        "provenance": record(sm.rule, "workflow/scripts/bm_claims.py", cfg,
-                             [read_json(p)["device"] for p in sm.input.metrics]),
-    })
-    for r in rows:
-        print(r["id"], r["verdict"], [(p["label"], round(p["mean"], 4)) for p in r["parts"]])
+    write_scorecard(
+        sm.output[0], bm.PAPER, "The Curious Case of Benign Memorization (Anagnostidis et al., ICLR 2023)",
+        sm.params.scale, read_json(sm.input.manifest), hist["seed"].unique().tolist(), rows,
+        record(sm.rule, "workflow/scripts/bm_claims.py", cfg,
+               [read_json(p)["device"] for p in sm.input.metrics]))

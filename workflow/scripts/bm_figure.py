@@ -2,11 +2,11 @@
 
 from pathlib import Path
 
-from replikit.io import read_json, write_json
+from replikit.io import read_json
 from replikit.jobs import job
 from replikit.papers import benign_memorization as bm
 from replikit.papers import benign_memorization_analysis as an
-from replikit.provenance import record
+from replikit.provenance import write_figure_record
 
 CAPTIONS = {
     "probe_vs_epoch": "k-NN probe test accuracy (left) and training accuracy on the (random) training "
@@ -45,6 +45,5 @@ with job(sm):
         else:
             table = an.figure_capacity(an.final_rows(hist), specs, out, sm.params.scale, subset)
     table.to_csv(sm.output.table, index=False)
-    prov = record(sm.rule, "workflow/scripts/bm_figure.py", cfg, devices)
-    write_json(sm.output.provenance, {**prov, "caption": CAPTIONS[figure], "scale": sm.params.scale,
-                                      "subset": subset, "runs": [str(p) for p in sm.input.runs]})
+    write_figure_record(sm.output.provenance, sm.rule, "workflow/scripts/bm_figure.py", cfg, devices,
+                        CAPTIONS[figure], sm.params.scale, subset, sm.input.runs)
