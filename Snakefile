@@ -27,6 +27,9 @@ wildcard_constraints:
 include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/benign_memorization.smk"
+include: "workflow/rules/latent_lookahead.smk"
+include: "workflow/rules/continual_learning.smk"
+include: "workflow/rules/cold_posterior.smk"
 include: "workflow/rules/report.smk"
 
 

@@ -1,5 +1,10 @@
 # Shared configuration for all rule files: seeds, scale, dataset paths, per-paper targets.
+from pathlib import Path
+
 from replikit.papers import benign_memorization as bm
+from replikit.papers import latent_lookahead as ll
+from replikit.papers import continual_learning as cl
+from replikit.papers import cold_posterior as cp
 
 SEEDS = config["seeds"]
 SCALE = config["scale"]
@@ -11,7 +16,12 @@ DATASET_FILES = {
     for name in ("cifar10", "mnist")
 }
 # Each paper's final targets (figures and claims.json), for `rule all` and the report.
-PAPER_TARGETS = {"benign_memorization": bm.targets}
+PAPER_TARGETS = {"benign_memorization": bm.targets, "latent_lookahead": ll.targets,
+                 "continual_learning": cl.targets, "cold_posterior": cp.targets}
 TARGETS = [t for paper in config["papers"] for t in PAPER_TARGETS[paper]()]
 CLAIMS = [t for t in TARGETS if t.endswith("claims.json")]
 FIGURES = [t for t in TARGETS if t.endswith(".png")]
+# Throughput measurements the report lists: the shared training loop's, and any a paper adds.
+BENCHMARKS = ["results/benchmarks/training_loop.json"] + [
+    t for t in TARGETS if Path(t).name.startswith("benchmark") and t.endswith(".json")
+]

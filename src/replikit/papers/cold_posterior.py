@@ -1,0 +1,405 @@
+"""The cold posterior effect (CPE): Noci et al. (NeurIPS 2021) and Bachmann et al. (ICML 2022),
+in the SG-MCMC setup of Wenzel et al. (2020).
+
+One job samples one *condition* for one seed at every temperature of the config. A condition
+is named by what defines its posterior:
+
+    {plain|inv}_{augmentation}_K{n_views|inf}_prior{scale}_{posterior|likelihood|prior}_cur{annotators}
+
+`inv` wraps the network in a D4 group average; `K` fixes the views per image (view 0 is the
+image itself; inf = fresh augmentations every step); `prior` is the std of the Gaussian prior
+on conv and linear weights; the tempering mode says what T tempers:
+
+    posterior   p(D|theta)^(1/T) p(theta)^(1/T)   (Wenzel et al.; sampler temperature T)
+    likelihood  p(D|theta)^(1/T) p(theta)          (= posterior tempering with prior^T)
+    prior       p(D|theta) p(theta)^(1/T)          (sampler temperature 1, prior weight 1/T)
+
+`cur{S}`: training labels kept only where S simulated annotators agree (0 = CIFAR labels).
+The likelihood of a batch of augmented views is their mean NLL times n, with n = N images
+(`n_convention: n`) or N*K views (`nK`, finite K only). All temperatures of a job share one
+burn-in (temperature factor 0, i.e. momentum SGD to the MAP) up to `ramp_start`; each then
+branches from the same state with the same data order and noise draws (paired across T).
+T = 0 (the `sgd_baseline`) continues the burn-in without noise: SGD/MAP.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from .. import augment as aug
+from ..io import torch_save
+from ..models.convnet import ConvNet
+from ..models.invariant import GROUP_SIZE, Canonicalize, GroupAverage, d4_batch
+from ..models.resnet20 import ResNet20
+from ..posterior import Ensemble, gaussian_prior_energy, prior_parameters
+from ..samplers import SGMCMC, Schedule
+from ..seeding import derive_seed, seed_everything
+from ..training import LoopConfig, steps_per_epoch, train_loop
+
+PAPER = "cold_posterior"
+RESULTS = "results/cold_posterior"
+FIGURES = ("temperature_sweep", "curation", "prior", "invariance")
+AUGMENTATIONS = ("none", "crop_flip", "d4")
+TEMPERING = ("posterior", "likelihood", "prior")
+RUN_PATTERN = (r"(plain|inv)_(none|crop_flip|d4)_K(\d+|inf)_prior[0-9.e+-]+_"
+               r"(posterior|likelihood|prior)_cur\d+")
+CIFAR_MEAN, CIFAR_STD = (0.4914, 0.4822, 0.4465), (0.2470, 0.2435, 0.2616)
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One posterior (up to its temperature): model, augmentation, K views, prior, tempering, curation."""
+
+    model: str = "plain"
+    augmentation: str = "crop_flip"
+    n_augs: int | None = None  # None = fresh augmentations every step
+    prior: float = 1.0
+    temper: str = "posterior"
+    curation: int = 0
+
+    def __post_init__(self) -> None:
+        if self.model not in ("plain", "inv") or self.augmentation not in AUGMENTATIONS \
+                or self.temper not in TEMPERING:
+            raise ValueError(f"bad cold-posterior run: {self}")
+        if self.augmentation == "none" and self.n_augs is not None:
+            raise ValueError("K fixed views need an augmentation")
+        if self.prior <= 0 or self.curation < 0 or (self.n_augs is not None and self.n_augs < 1):
+            raise ValueError(f"bad prior scale, curation or K in {self}")
+
+    @property
+    def name(self) -> str:
+        k = "inf" if self.n_augs is None else str(self.n_augs)
+        return f"{self.model}_{self.augmentation}_K{k}_prior{self.prior:g}_{self.temper}_cur{self.curation}"
+
+    @classmethod
+    def parse(cls, name: str) -> RunSpec:
+        m = re.fullmatch(r"(plain|inv)_(none|crop_flip|d4)_K(\d+|inf)_prior([0-9.e+-]+)_(\w+)_cur(\d+)", name)
+        if not m:
+            raise ValueError(f"not a cold-posterior run name: {name!r}")
+        try:
+            prior = float(m.group(4))
+        except ValueError:
+            raise ValueError(f"bad prior scale in run name {name!r}") from None
+        k = None if m.group(3) == "inf" else int(m.group(3))
+        return cls(m.group(1), m.group(2), k, prior, m.group(5), int(m.group(6)))
+
+
+# Config keys that change what a chain computes; experiment lists and resources are left out, so
+# editing them never re-samples existing conditions.
+TRAINING_KEYS = ("dataset", "n_train", "n_test", "image_size", "subset_seed", "model", "sampler",
+                 "batch_size", "epochs", "cycle_epochs", "ramp_start", "sample_start",
+                 "samples_per_cycle", "temperatures", "sgd_baseline", "n_convention",
+                 "checkpoint_every", "annotator_noise", "curated_size")
+
+
+def training_config(cfg: dict) -> dict:
+    """The part of the paper's config that defines a chain."""
+    return {k: cfg[k] for k in TRAINING_KEYS}
+
+
+def branch_temperatures(cfg: dict) -> list[float]:
+    """Temperatures each job samples, coldest last; 0 (SGD/MAP) first when `sgd_baseline`."""
+    temps = sorted({float(t) for t in cfg["temperatures"]}, reverse=True)
+    if 1.0 not in temps:
+        raise ValueError(f"cold_posterior.temperatures must contain 1 (the Bayes posterior): {temps}")
+    return ([0.0] if cfg["sgd_baseline"] else []) + temps
+
+
+def experiment_runs(cfg: dict) -> dict[str, list[RunSpec]]:
+    """The conditions each figure needs. Shared conditions (e.g. the main augmented run at the
+    main prior scale) have one name, so they are sampled once."""
+    main_aug, prior = cfg["augmentation"], float(cfg["prior_scale"])
+    sweep = [RunSpec("plain", a, None, prior) for a in cfg["temperature_sweep"]["augmentations"]]
+    curation = [RunSpec("plain", "none", None, prior, curation=int(s))
+                for s in cfg["curation"]["annotators"]]
+    scales = [RunSpec("plain", main_aug, None, float(s)) for s in cfg["prior"]["scales"]]
+    scales += [RunSpec("plain", main_aug, None, prior)]
+    modes = [RunSpec("plain", main_aug, None, prior, temper=t) for t in cfg["prior"]["tempering"]]
+    inv = [RunSpec(m, "d4", int(k), prior) for m in cfg["invariance"]["models"]
+           for k in cfg["invariance"]["n_augs"]]
+    return {"temperature_sweep": sweep, "curation": curation, "prior": scales + modes, "invariance": inv}
+
+
+def all_runs(cfg: dict) -> list[RunSpec]:
+    seen: dict[str, RunSpec] = {}
+    for runs in experiment_runs(cfg).values():
+        for r in runs:
+            seen.setdefault(r.name, r)
+    return list(seen.values())
+
+
+# ---------------------------------------------------------------- data
+
+
+def select_subset(n_total: int, n: int | None, seed: int) -> torch.Tensor:
+    """Indices of a fixed random subset of size n (all when n is None)."""
+    if n is None or n >= n_total:
+        return torch.arange(n_total)
+    g = torch.Generator().manual_seed(derive_seed(seed, "subset"))
+    return torch.randperm(n_total, generator=g)[:n].sort().values
+
+
+def to_input(images: torch.Tensor, size: int) -> torch.Tensor:
+    """uint8 images -> float in [0, 1], average-pooled to `size` x `size` pixels."""
+    x = images.float().div(255)
+    if x.shape[-1] != size:
+        if x.shape[-1] % size:
+            raise ValueError(f"image_size {size} must divide the image side {x.shape[-1]}")
+        x = F.avg_pool2d(x, x.shape[-1] // size)
+    return x
+
+
+def labeller_probs(x: torch.Tensor, y: torch.Tensor, num_classes: int, steps: int = 100) -> torch.Tensor:
+    """p(y|x) of a multinomial logistic regression on 8x8 pixels fitted to (x, y): the noisy
+    labelling model the simulated annotators confuse classes with (deterministic, full batch)."""
+    feats = F.avg_pool2d(x, x.shape[-1] // 8).flatten(1) if x.shape[-1] > 8 else x.flatten(1)
+    feats = (feats - feats.mean(0)) / (feats.std(0) + 1e-6)
+    w = torch.zeros(feats.shape[1], num_classes, requires_grad=True)
+    b = torch.zeros(num_classes, requires_grad=True)
+    opt = torch.optim.LBFGS([w, b], lr=1, max_iter=steps, line_search_fn="strong_wolfe")
+
+    def closure():
+        opt.zero_grad()
+        loss = F.cross_entropy(feats @ w + b, y) + 1e-3 * w.pow(2).sum()
+        loss.backward()
+        return loss
+
+    opt.step(closure)
+    with torch.no_grad():
+        return F.softmax(feats @ w + b, 1)
+
+
+def curate(y: torch.Tensor, labeller: torch.Tensor, annotators: int, noise: float, n: int,
+           seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Simulated curation (Noci et al. Sec. 4): each of `annotators` annotators labels image i from
+    (1-noise)*onehot(y_i) + noise*labeller_i; only images where all agree are kept, with the
+    consensus label. Returns (indices of n kept images, their labels)."""
+    g = torch.Generator().manual_seed(derive_seed(seed, "annotators"))
+    pi = (1 - noise) * F.one_hot(y, labeller.shape[1]).float() + noise * labeller
+    votes = torch.stack([torch.multinomial(pi, 1, generator=g)[:, 0] for _ in range(annotators)])
+    agree = (votes == votes[0]).all(0).nonzero()[:, 0]
+    if agree.numel() < n:
+        raise ValueError(f"curation with {annotators} annotators keeps only {agree.numel()} of "
+                         f"{y.numel()} images, fewer than n_train={n}; lower n_train or annotator_noise")
+    keep = agree[torch.randperm(agree.numel(), generator=g)[:n]].sort().values
+    return keep, votes[0, keep]
+
+
+# ---------------------------------------------------------------- models
+
+
+def build_network(cfg: dict, num_classes: int, invariant: bool) -> nn.Module:
+    """The config's network (convnet or resnet20); made D4-invariant when `invariant`, by group
+    averaging of the logits (`model.invariant: average`, 8 forward passes) or by canonicalization
+    (`canonical`, one forward pass)."""
+    m = cfg["model"]
+    if m["name"] == "convnet":
+        net: nn.Module = ConvNet(num_classes=num_classes, width=m["width"], batchnorm=m["batchnorm"])
+    elif m["name"] == "resnet20":
+        net = ResNet20(num_classes=num_classes, width=m["width"])
+    else:
+        raise ValueError(f"unknown cold-posterior model {m['name']!r}; choose convnet or resnet20")
+    if not invariant:
+        return net
+    if m["invariant"] == "average":
+        return GroupAverage(net)
+    return Canonicalize(net, cfg["image_size"])
+
+
+# ---------------------------------------------------------------- one chain (all temperatures)
+
+
+class Run:
+    """One condition for one seed: data on the device, the network, the sampler, every temperature."""
+
+    def __init__(self, spec: RunSpec, cfg: dict, data: dict, seed: int, device: torch.device) -> None:
+        self.spec, self.cfg, self.seed, self.device = spec, cfg, seed, device
+        self.num_classes = len(data["classes"])
+        size = cfg["image_size"]
+        if spec.curation:
+            x_pool = to_input(data["x_train"], size)
+            probs = labeller_probs(x_pool, data["y_train"], self.num_classes)
+            idx, y = curate(data["y_train"], probs, spec.curation, cfg["annotator_noise"],
+                            cfg["curated_size"] or cfg["n_train"] or data["y_train"].numel(), seed)
+            self.x, self.y = x_pool[idx], y
+        else:
+            idx = select_subset(data["y_train"].numel(), cfg["n_train"], cfg["subset_seed"])
+            self.x, self.y = to_input(data["x_train"][idx], size), data["y_train"][idx]
+        test = select_subset(data["y_test"].numel(), cfg["n_test"], cfg["subset_seed"] + 1)
+        self.x, self.y = self.x.to(device), self.y.to(device)
+        self.x_test, self.y_test = to_input(data["x_test"][test], size).to(device), data["y_test"][test]
+        self.mean = torch.tensor(CIFAR_MEAN, device=device).view(1, 3, 1, 1)
+        self.std = torch.tensor(CIFAR_STD, device=device).view(1, 3, 1, 1)
+        pad = max(1, size // 8)
+        self.augment_spec = aug.AugmentSpec(crop="pad", pad=pad, flip=True)
+        self.aug_seed = derive_seed(seed, "augment")
+        k = spec.n_augs if (cfg["n_convention"] == "nK" and spec.n_augs) else 1
+        self.num_data = self.n * k
+        self.generator = seed_everything(seed)
+        self.model = build_network(cfg, self.num_classes, spec.model == "inv").to(device)
+        self.prior_params = prior_parameters(self.model)
+
+    @property
+    def n(self) -> int:
+        return self.x.shape[0]
+
+    def normalize(self, x: torch.Tensor) -> torch.Tensor:
+        return (x - self.mean) / self.std
+
+    def views(self, idx: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+        """Training inputs for indices `idx` (augmented as the spec says, normalized)."""
+        x = self.x[idx.to(self.device)]
+        a, k = self.spec.augmentation, self.spec.n_augs
+        if a == "none":
+            return self.normalize(x)
+        if k is None:
+            u = aug.random_uniforms(idx.numel(), generator)
+            if a == "d4":
+                return self.normalize(d4_batch(x, (u[:, 0] * GROUP_SIZE).long().clamp(max=GROUP_SIZE - 1)))
+            return self.normalize(aug.augment(x, u, self.augment_spec))
+        view = torch.randint(0, k, (idx.numel(),), generator=generator)
+        u = aug.hashed_uniforms(self.aug_seed, idx * k + view)
+        if a == "d4":
+            g = (u[:, 0] * GROUP_SIZE).long().clamp(max=GROUP_SIZE - 1)
+            out = d4_batch(x, torch.where(view == 0, 0, g))
+        else:
+            out = torch.where((view == 0).view(-1, 1, 1, 1).to(self.device), x,
+                              aug.augment(x, u, self.augment_spec))
+        return self.normalize(out)
+
+    def make_loss(self, prior_weight: float):
+        """Per-example potential: mean NLL of the batch + prior_weight * (-log prior) / n."""
+        std = self.spec.prior
+
+        def loss(idx: torch.Tensor) -> torch.Tensor:
+            nll = F.cross_entropy(self.model(self.views(idx, self.generator)), self.y[idx.to(self.device)])
+            return nll + prior_weight * gaussian_prior_energy(self.prior_params, std) / self.num_data
+
+        return loss
+
+    def tempering(self, temperature: float) -> tuple[float, float]:
+        """(sampler temperature, prior weight) that sample the spec's tempered posterior at T."""
+        if temperature == 0 or self.spec.temper == "posterior":
+            return temperature, 1.0
+        if self.spec.temper == "likelihood":
+            return temperature, temperature
+        return 1.0, 1.0 / temperature
+
+    @torch.no_grad()
+    def test_probs(self) -> torch.Tensor:
+        self.model.eval()
+        out = [F.softmax(self.model(self.normalize(self.x_test[s:s + 500])).double(), 1).cpu()
+               for s in range(0, self.x_test.shape[0], 500)]
+        self.model.train()
+        return torch.cat(out)
+
+    def is_sample_epoch(self, epoch: int) -> bool:
+        """Samples: the last `samples_per_cycle` epochs of every cycle from `sample_start` on."""
+        c = self.cfg
+        return epoch >= c["sample_start"] and (epoch - 1) % c["cycle_epochs"] >= \
+            c["cycle_epochs"] - c["samples_per_cycle"]
+
+    def _loop(self, epochs: int) -> LoopConfig:
+        return LoopConfig(epochs=epochs, batch_size=self.cfg["batch_size"], eval_every=1,
+                          checkpoint_every=self.cfg["checkpoint_every"])
+
+    def make_sampler(self) -> SGMCMC:
+        c, s = self.cfg, self.cfg["sampler"]
+        schedule = Schedule(steps_per_epoch(self.n, self._loop(1)), c["cycle_epochs"], c["ramp_start"],
+                            c["sample_start"])
+        return SGMCMC(self.model.parameters(), lr=s["lr"], num_data=self.num_data, method=s["method"],
+                      momentum=s["momentum"], precondition=s["precondition"], schedule=schedule,
+                      seed=derive_seed(self.seed, "sampler-noise"))
+
+    def train(self, workdir: str | Path, progress: bool = True) -> dict[str, dict]:
+        """Burn in once, then sample every temperature from the burn-in state; returns
+        {temperature: {"metrics", "history", "sample_epochs"}}. `workdir` holds checkpoints and the
+        finished phases, so a killed job resumes where it stopped and collects the same samples."""
+        c, work = self.cfg, Path(workdir)
+        work.mkdir(parents=True, exist_ok=True)
+        fp = json.dumps([self.spec.name, self.seed, training_config(c)], sort_keys=True)
+        sampler = self.make_sampler()
+        warm_file = work / "burnin_done.pt"
+        if warm_file.exists() and torch.load(warm_file, weights_only=False)["fingerprint"] == fp:
+            warm = torch.load(warm_file, weights_only=False)
+        else:
+            train_loop(self.model, sampler, self.make_loss(1.0), self.n, self._loop(c["ramp_start"]),
+                       self.generator, None, checkpoint=work / "burnin.ckpt", progress=progress,
+                       fingerprint=fp + "burnin")
+            warm = copy.deepcopy({"model": self.model.state_dict(), "sampler": sampler.state_dict(),
+                                  "generator": self.generator.get_state(), "fingerprint": fp})
+            torch_save(warm_file, warm)
+        out = {}
+        for t in branch_temperatures(c):
+            done = work / f"T{t:g}_done.pt"
+            if done.exists() and torch.load(done, weights_only=False)["fingerprint"] == fp:
+                out[t] = torch.load(done, weights_only=False)["result"]
+                continue
+            out[t] = self._branch(t, warm, sampler, work / f"T{t:g}.ckpt", fp, progress)
+            torch_save(done, {"result": out[t], "fingerprint": fp})
+        return out
+
+    def _branch(self, t: float, warm: dict, sampler: SGMCMC, ckpt: Path, fp: str, progress: bool) -> dict:
+        c = self.cfg
+        self.model.load_state_dict(warm["model"])  # copies: `warm` stays the burn-in state
+        sampler.load_state_dict(copy.deepcopy(warm["sampler"]))
+        self.generator.set_state(warm["generator"])
+        sampler.temperature, prior_weight = self.tempering(t)
+        ensemble = Ensemble()
+
+        def evaluate(done: int) -> dict[str, float]:
+            epoch = c["ramp_start"] + done
+            if done and self.is_sample_epoch(epoch):
+                ensemble.add(epoch, self.test_probs())
+            return {}
+
+        history = train_loop(self.model, sampler, self.make_loss(prior_weight), self.n,
+                             self._loop(c["epochs"] - c["ramp_start"]), self.generator, evaluate,
+                             checkpoint=ckpt, progress=progress, fingerprint=f"{fp}T{t:g}",
+                             state_objects={"ensemble": ensemble})
+        metrics = ensemble.metrics(self.y_test.cpu())
+        losses = [h["train_loss"] for h in history if "train_loss" in h]
+        return {"metrics": metrics, "train_loss": losses, "sample_epochs": ensemble.epochs,
+                "sampler_temperature": sampler.temperature, "prior_weight": prior_weight}
+
+
+def load_run(run: str, seed: int | str, cfg: dict, tensors_path: str, manifest_path: str,
+             device: torch.device) -> Run:
+    """A Run for a job: parse the run name, load the verified dataset tensors."""
+    from .. import data
+    from ..io import read_json
+
+    tensors = data.load(tensors_path, read_json(manifest_path))
+    return Run(RunSpec.parse(run), cfg, tensors, int(seed), device)
+
+
+# ---------------------------------------------------------------- workflow paths
+
+
+def run_file(run: str, seed: int | str) -> str:
+    """Path of one (condition, seed) job's metrics."""
+    return f"{RESULTS}/runs/{run}/seed{seed}/metrics.json"
+
+
+def figure_inputs(runs: dict[str, list[RunSpec]], figure: str, seeds: list[int]) -> list[str]:
+    """Per-seed metrics a figure aggregates (the temperature sweep's augmented condition also
+    feeds the prior and invariance figures' references)."""
+    names = list(dict.fromkeys(r.name for r in runs[figure]))
+    return [run_file(n, s) for n in names for s in seeds]
+
+
+def claim_inputs(runs: dict[str, list[RunSpec]], seeds: list[int]) -> list[str]:
+    names = sorted({r.name for rs in runs.values() for r in rs})
+    return [run_file(n, s) for n in names for s in seeds]
+
+
+def targets() -> list[str]:
+    return [f"{RESULTS}/figures/{f}.png" for f in FIGURES] + [f"{RESULTS}/claims.json"]

@@ -1,0 +1,306 @@
+"""Graldi et al. (ICML 2025), "The Importance of Being Lazy": feature learning strength, width and
+catastrophic forgetting.
+
+A run trains, for one seed, a sweep of networks under the parameterization of
+`replikit.models.scaled` on a task stream, either sequentially (SGD, a cosine schedule restarted
+at every task, one head per task) or jointly on the union of the tasks. A run sweeps either the
+width (at one gamma0) or gamma0 (at one width), so that one job per (run, seed) stays cheap and
+every network of a sweep shares the seed's data, permutations and data order. Run names:
+
+    {seq|joint}_{stream}_{ntp|mup}_N{width|sweep}[_g{gamma0|sweep}]
+
+with stream `pmnist{percent of pixels permuted}` or `splitcifar10`, gamma0 written with `p` for
+the decimal point (g0p3 = 0.3); NTP has no gamma0. Runs that several figures need share a name.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+from ..io import read_json, write_json
+from ..models.scaled import Scaling, build_scaled
+from ..seeding import derive_seed, seed_everything
+from ..tasks.streams import TaskStream, joint_data, permuted_mnist, split_cifar10
+from ..training import LoopConfig, make_optimizer, train_loop
+
+PAPER = "continual_learning"
+RESULTS = "results/continual_learning"
+FIGURES = ("forgetting_vs_width", "forgetting_vs_gamma", "similarity", "joint_vs_sequential")
+RUN_PATTERN = r"(seq|joint)_(pmnist\d{1,3}|splitcifar10)_(ntp|mup)_N(sweep|\d+)(_g(sweep|\d+(p\d+)?))?"
+# Config keys that change what every training run computes (sweep lists are added per run).
+TRAINING_KEYS = ("n_tasks", "n_train", "n_test", "epochs", "batch_size", "lr", "base_width", "depth",
+                 "pmnist_head", "eval_batch")
+
+
+def gamma_token(g: float) -> str:
+    """0.3 -> '0p3', 1.0 -> '1', 10.0 -> '10' (a file-name-safe float)."""
+    text = f"{g:g}"
+    if "e" in text:
+        raise ValueError(f"gamma0 {g} needs scientific notation; use a plain decimal")
+    return text.replace(".", "p")
+
+
+def stream_name(dataset: str, fraction: float = 1.0) -> str:
+    return "splitcifar10" if dataset == "split_cifar10" else f"pmnist{round(fraction * 100)}"
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One (run, seed) job: regime, stream, parameterization; width or gamma0 None = swept."""
+
+    regime: str
+    stream: str
+    mode: str
+    width: int | None = None
+    gamma0: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.width is None and self.gamma0 is None and self.mode == "mup":
+            raise ValueError("a run sweeps either the width or gamma0, not both")
+        if self.mode == "ntp" and self.gamma0 is not None:
+            raise ValueError("NTP has no gamma0")
+        if not re.fullmatch(RUN_PATTERN, self.name):
+            raise ValueError(f"not a continual-learning run: {self}")
+
+    @property
+    def name(self) -> str:
+        n = "Nsweep" if self.width is None else f"N{self.width}"
+        if self.mode == "ntp":
+            return f"{self.regime}_{self.stream}_ntp_{n}"
+        g = "gsweep" if self.gamma0 is None else f"g{gamma_token(self.gamma0)}"
+        return f"{self.regime}_{self.stream}_{self.mode}_{n}_{g}"
+
+    @classmethod
+    def parse(cls, name: str) -> RunSpec:
+        m = re.fullmatch(RUN_PATTERN, name)
+        if not m:
+            raise ValueError(f"not a continual-learning run name: {name!r}")
+        regime, stream, mode, n, _, g = m.group(1, 2, 3, 4, 5, 6)
+        if (mode == "ntp") != (g is None):
+            raise ValueError(f"{name!r}: NTP runs take no gamma0, muP runs need one")
+        if stream.startswith("pmnist") and int(stream[6:]) > 100:
+            raise ValueError(f"{name!r}: at most 100% of the pixels can be permuted")
+        width = None if n == "sweep" else int(n)
+        gamma0 = None if g in (None, "sweep") else float(g.replace("p", "."))
+        return cls(regime, stream, mode, width, gamma0)
+
+    @property
+    def dataset(self) -> str:
+        return "cifar10" if self.stream == "splitcifar10" else "mnist"
+
+    @property
+    def permuted_fraction(self) -> float | None:
+        return None if self.stream == "splitcifar10" else int(self.stream[6:]) / 100
+
+    def items(self, cfg: dict) -> list[Scaling]:
+        """The networks this run trains, from its config (`widths` / `gammas` for sweeps)."""
+        n0 = cfg["base_width"]
+        if self.width is None:
+            g = 1.0 if self.gamma0 is None else self.gamma0
+            return [Scaling(self.mode, int(w), g, n0) for w in cfg["widths"]]
+        if self.mode == "ntp":
+            return [Scaling("ntp", self.width, 1.0, n0)]
+        if self.gamma0 is None:
+            return [Scaling(self.mode, self.width, float(g), n0) for g in cfg["gammas"]]
+        return [Scaling(self.mode, self.width, self.gamma0, n0)]
+
+
+# ---------------------------------------------------------------- experiments and run configs
+
+
+def experiment_runs(cfg: dict) -> dict[str, list[RunSpec]]:
+    """The runs each figure needs, from the paper's config section."""
+    main = stream_name(cfg["stream"], cfg["permuted_fraction"])
+    ws, gs = cfg["width_sweep"], cfg["gamma_sweep"]
+    width = [RunSpec("seq", main, "ntp"), RunSpec("seq", main, "mup", gamma0=float(ws["gamma0"]))]
+    gamma = [RunSpec("seq", main, "mup", int(w)) for w in gs["widths"]]
+    similarity = [RunSpec("seq", stream_name("pmnist", p), "mup", int(cfg["main_width"]))
+                  for p in cfg["similarity"]["permuted_fractions"]]
+    joint = [RunSpec("seq", main, "mup", int(cfg["main_width"])),
+             RunSpec("joint", main, "mup", int(cfg["main_width"]))]
+    return {"forgetting_vs_width": width, "forgetting_vs_gamma": gamma, "similarity": similarity,
+            "joint_vs_sequential": joint}
+
+
+def all_runs(cfg: dict) -> list[RunSpec]:
+    seen: dict[str, RunSpec] = {}
+    for runs in experiment_runs(cfg).values():
+        for r in runs:
+            seen.setdefault(r.name, r)
+    return list(seen.values())
+
+
+def run_config(cfg: dict, run: str) -> dict:
+    """What one run computes: the training keys plus only the sweep list it uses."""
+    spec = RunSpec.parse(run)
+    out = {k: cfg[k] for k in TRAINING_KEYS}
+    if spec.width is None:
+        out["widths"] = list(cfg["width_sweep"]["widths"])
+    elif spec.gamma0 is None and spec.mode == "mup":
+        out["gammas"] = list(cfg["gamma_sweep"]["gammas"])
+    return out
+
+
+# ---------------------------------------------------------------- metrics
+
+
+def cl_metrics(acc: torch.Tensor, loss: torch.Tensor) -> dict[str, float]:
+    """LA, CF, CFr, AA on accuracies and the same on losses; acc[j, i] = acc. on task i after task j.
+
+    CF = 1/(T-1) sum_{i<T} [max_{t in [i, T-1]} a_{t,i} - a_{T,i}] (1-indexed); CFr divides each term
+    by its max; on losses the best value is the minimum and forgetting = final - best.
+    """
+    t = acc.shape[0]
+    out = {"LA": acc.diag().mean().item(), "AA": acc[-1].mean().item(),
+           "LA_loss": loss.diag().mean().item(), "AA_loss": loss[-1].mean().item()}
+    if t < 2:
+        return {**out, "CF": 0.0, "CFr": 0.0, "CF_loss": 0.0, "CFr_loss": 0.0}
+    cf, cfr, cfl, cflr = [], [], [], []
+    for i in range(t - 1):
+        best = acc[i:t - 1, i].max()
+        cf.append(best - acc[-1, i])
+        cfr.append((best - acc[-1, i]) / best.clamp_min(1e-12))
+        best_l = loss[i:t - 1, i].min()
+        cfl.append(loss[-1, i] - best_l)
+        cflr.append((loss[-1, i] - best_l) / best_l.clamp_min(1e-12))
+    mean = lambda v: torch.stack(v).mean().item()  # noqa: E731
+    return {**out, "CF": mean(cf), "CFr": mean(cfr), "CF_loss": mean(cfl), "CFr_loss": mean(cflr)}
+
+
+# ---------------------------------------------------------------- training
+
+
+def build_stream(spec: RunSpec, cfg: dict, data: dict, seed: int, device: torch.device) -> TaskStream:
+    if spec.stream == "splitcifar10":
+        return split_cifar10(data, cfg["n_tasks"], cfg["n_train"], cfg["n_test"], seed, device)
+    return permuted_mnist(data, cfg["n_tasks"], spec.permuted_fraction, cfg["n_train"], cfg["n_test"],
+                          seed, device, shared_head=cfg["pmnist_head"] == "shared")
+
+
+def build_model(stream: TaskStream, scaling: Scaling, cfg: dict, seed: int,
+                device: torch.device) -> torch.nn.Module:
+    """The seed's network at this width (same init for every mode and gamma0 at that width)."""
+    kind = "rescnn" if stream.name == "splitcifar10" else "mlp"
+    g = torch.Generator().manual_seed(derive_seed(seed, "init", kind, scaling.width))
+    return build_scaled(kind, stream.input_shape, scaling, stream.n_heads, stream.n_out, cfg["depth"],
+                        g).to(device)
+
+
+def fit(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, task: int | torch.Tensor, lr: float,
+        cfg: dict, generator: torch.Generator) -> None:
+    """Plain SGD (no momentum, no weight decay) with a cosine schedule from lr to 0 over this fit."""
+    opt = make_optimizer("sgd", model.parameters(), lr, weight_decay=0.0, momentum=0.0)
+    loop = LoopConfig(epochs=cfg["epochs"], batch_size=cfg["batch_size"], drop_last=False)
+    total = cfg["epochs"] * math.ceil(x.shape[0] / min(cfg["batch_size"], x.shape[0]))
+
+    def loss_fn(idx: torch.Tensor) -> torch.Tensor:
+        idx = idx.to(x.device)
+        return F.cross_entropy(model(x[idx], task if isinstance(task, int) else task[idx]), y[idx])
+
+    def cosine(step: int) -> None:
+        for group in opt.param_groups:
+            group["lr"] = lr * 0.5 * (1 + math.cos(math.pi * step / total))
+
+    train_loop(model, opt, loss_fn, x.shape[0], loop, generator, progress=False, before_step=cosine)
+
+
+@torch.no_grad()
+def evaluate(model: torch.nn.Module, stream: TaskStream, batch: int) -> tuple[list[float], list[float]]:
+    """Test accuracy and mean cross-entropy on every task of the stream (through its own head)."""
+    model.eval()
+    accs, losses = [], []
+    for i, (x, y) in enumerate(zip(stream.x_test, stream.y_test, strict=True)):
+        correct, total_loss = 0.0, 0.0
+        for s in range(0, x.shape[0], batch):
+            out = model(x[s:s + batch], stream.head(i))
+            correct += (out.argmax(1) == y[s:s + batch]).sum().item()
+            total_loss += F.cross_entropy(out, y[s:s + batch], reduction="sum").item()
+        accs.append(correct / x.shape[0])
+        losses.append(total_loss / x.shape[0])
+    model.train()
+    return accs, losses
+
+
+def relative_movement(model: torch.nn.Module, init: torch.Tensor) -> float:
+    """||W0 - W0(init)|| / ||W0(init)|| of the first layer (feature-learning strength)."""
+    w = model.first_layer.detach()
+    return ((w - init).norm() / init.norm()).item()
+
+
+def train_item(spec: RunSpec, scaling: Scaling, stream: TaskStream, cfg: dict, seed: int,
+               device: torch.device) -> dict:
+    """Train one network of a sweep, sequentially or jointly; return its metrics."""
+    model = build_model(stream, scaling, cfg, seed, device)
+    init = model.first_layer.detach().clone()
+    generator = seed_everything(derive_seed(seed, "order"))
+    lr = scaling.lr(cfg["lr"])
+    item = {"mode": scaling.mode, "width": scaling.width, "gamma0": scaling.gamma0,
+            "gamma_eff": scaling.effective_gamma0, "lr": lr, "regime": spec.regime,
+            "stream": stream.name, "permuted_fraction": spec.permuted_fraction}
+    if spec.regime == "joint":
+        x, y, t = joint_data(stream)
+        fit(model, x, y, stream.head(t), lr, cfg, generator)
+        acc, loss = evaluate(model, stream, cfg["eval_batch"])
+        return {**item, "acc_final": acc, "loss_final": loss, "AA": sum(acc) / len(acc),
+                "AA_loss": sum(loss) / len(loss), "movement": relative_movement(model, init)}
+    acc, loss = torch.zeros(stream.n_tasks, stream.n_tasks), torch.zeros(stream.n_tasks, stream.n_tasks)
+    for j in range(stream.n_tasks):
+        fit(model, stream.x_train[j], stream.y_train[j], stream.head(j), lr, cfg, generator)
+        a, lo = evaluate(model, stream, cfg["eval_batch"])
+        acc[j], loss[j] = torch.tensor(a), torch.tensor(lo)
+    return {**item, "acc": acc.tolist(), "loss": loss.tolist(), **cl_metrics(acc, loss),
+            "movement": relative_movement(model, init)}
+
+
+def run_sweep(spec: RunSpec, cfg: dict, data: dict, seed: int, device: torch.device,
+              checkpoint: str | Path | None = None) -> list[dict]:
+    """Train every network of the run; after each one, save progress so a restart resumes there."""
+    stream = build_stream(spec, cfg, data, seed, device)
+    fingerprint = json.dumps([spec.name, seed, cfg], sort_keys=True)
+    ckpt = Path(checkpoint) if checkpoint else None
+    done: list[dict] = []
+    if ckpt is not None and ckpt.exists():
+        state = read_json(ckpt)
+        if state.get("fingerprint") == fingerprint:
+            done = state["items"]
+            print(f"resumed {spec.name} seed {seed} after {len(done)} networks")
+    for scaling in spec.items(cfg)[len(done):]:
+        done.append(train_item(spec, scaling, stream, cfg, seed, device))
+        print(f"{spec.name} seed {seed}: {scaling} done", flush=True)
+        if ckpt is not None:
+            write_json(ckpt, {"fingerprint": fingerprint, "items": done})
+    return done
+
+
+def load_data(spec: RunSpec, tensors_path: str, manifest_path: str) -> dict:
+    """The verified dataset tensors a run's stream is built from."""
+    from .. import data
+
+    return data.load(tensors_path, read_json(manifest_path))
+
+
+# ---------------------------------------------------------------- workflow paths
+
+
+def run_file(run: str, seed: int | str) -> str:
+    return f"{RESULTS}/runs/{run}/seed{seed}/metrics.json"
+
+
+def figure_inputs(runs: dict[str, list[RunSpec]], figure: str, seeds: list[int]) -> list[str]:
+    return [run_file(r.name, s) for r in runs[figure] for s in seeds]
+
+
+def claim_inputs(runs: dict[str, list[RunSpec]], seeds: list[int]) -> list[str]:
+    names = sorted({r.name for rs in runs.values() for r in rs})
+    return [run_file(n, s) for n in names for s in seeds]
+
+
+def targets() -> list[str]:
+    return [f"{RESULTS}/figures/{f}.png" for f in FIGURES] + [f"{RESULTS}/claims.json"]

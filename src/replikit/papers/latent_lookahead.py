@@ -1,0 +1,310 @@
+"""Noci et al. (2026), "Thinking into the Future: Latent Lookahead Training for Transformers".
+
+A run trains one small GPT on one planning task with one method and is named
+
+    {task}_ntp | {task}_pause_tau{T} | {task}_lookahead_tau{T}_{bidir|causal}
+
+where T is a number of latent steps / pause tokens, or `A` for "the task's answer length"
+(resolved from the generated data). The accuracy table, training curves, tau scaling and
+mask ablation share runs with the same name, so each runs once.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from contextlib import nullcontext
+from dataclasses import asdict, dataclass
+
+import torch
+
+from ..models import lookahead_gpt as lg
+from ..seeding import seed_everything
+from ..tasks import planning as pl
+from ..training import LoopConfig, make_optimizer, train_loop
+
+PAPER = "latent_lookahead"
+RESULTS = "results/latent_lookahead"
+FIGURES = ("accuracy_table", "tau_scaling", "training_curves", "ablation_mask")
+METHODS = ("ntp", "pause", "lookahead")
+TASK_PATTERN = "|".join(pl.TASKS)
+RUN_PATTERN = rf"({TASK_PATTERN})_(ntp|pause_tau(\d+|A)|lookahead_tau(\d+|A)_(bidir|causal))"
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One training run: task, method, latent steps / pauses (int or "A") and latent mask."""
+
+    task: str
+    method: str
+    tau: int | str = 0
+    mask: str = "bidir"
+
+    def __post_init__(self) -> None:
+        if self.task not in pl.TASKS:
+            raise ValueError(f"unknown task {self.task!r}; choose one of {pl.TASKS}")
+        if self.method not in METHODS:
+            raise ValueError(f"unknown method {self.method!r}; choose one of {METHODS}")
+        if self.method != "ntp" and not (self.tau == "A" or (isinstance(self.tau, int) and self.tau >= 1)):
+            raise ValueError(f"{self.method} needs tau >= 1 or 'A', got {self.tau!r}")
+        if self.mask not in ("bidir", "causal"):
+            raise ValueError(f"unknown latent mask {self.mask!r}; use bidir or causal")
+
+    @property
+    def name(self) -> str:
+        if self.method == "ntp":
+            return f"{self.task}_ntp"
+        if self.method == "pause":
+            return f"{self.task}_pause_tau{self.tau}"
+        return f"{self.task}_lookahead_tau{self.tau}_{self.mask}"
+
+    @classmethod
+    def parse(cls, name: str) -> RunSpec:
+        if not re.fullmatch(RUN_PATTERN, name):
+            raise ValueError(f"not a latent-lookahead run name: {name!r}")
+        task, rest = name.split("_", 1)
+        if rest == "ntp":
+            return cls(task, "ntp")
+        parts = rest.split("_")
+        tau = parts[1][3:]
+        tau = "A" if tau == "A" else int(tau)
+        return cls(task, parts[0], tau, parts[2] if parts[0] == "lookahead" else "bidir")
+
+
+def _tau(v: int | str) -> int | str:
+    return "A" if v == "answer" else int(v)
+
+
+def method_runs(task: str, tau: int | str) -> list[RunSpec]:
+    """NTP, pause and (bidirectional) lookahead on one task at one tau."""
+    return [RunSpec(task, "ntp"), RunSpec(task, "pause", _tau(tau)), RunSpec(task, "lookahead", _tau(tau))]
+
+
+def experiment_runs(cfg: dict) -> dict[str, list[RunSpec]]:
+    """The runs each figure needs, from the paper's config section."""
+    main = [r for task in cfg["tasks"] for r in method_runs(task, cfg["training"][task]["tau"])]
+    ts = cfg["tau_scaling"]
+    scaling = [RunSpec(ts["task"], "ntp")] + [RunSpec(ts["task"], "lookahead", _tau(t)) for t in ts["taus"]]
+    ab = cfg["ablation"]["task"]
+    ab_tau = _tau(cfg["training"][ab]["tau"])
+    ablation = [RunSpec(ab, "lookahead", ab_tau, m) for m in ("bidir", "causal")]
+    return {"accuracy_table": main, "training_curves": main, "tau_scaling": scaling,
+            "ablation_mask": ablation}
+
+
+def all_runs(cfg: dict) -> list[RunSpec]:
+    seen: dict[str, RunSpec] = {}
+    for runs in experiment_runs(cfg).values():
+        for r in runs:
+            seen.setdefault(r.name, r)
+    return list(seen.values())
+
+
+def tasks_used(cfg: dict) -> list[str]:
+    """Tasks whose data the configured runs need (data is generated only for those)."""
+    return sorted({r.task for r in all_runs(cfg)})
+
+
+# Keys of the paper's config that define a training run of a task; other tasks' settings,
+# experiment lists and resources are left out, so editing them retrains nothing.
+def training_config(cfg: dict, task: str) -> dict:
+    """The part of the paper's config that defines a training run on `task`."""
+    return {"task": task, "data": cfg["data"][task], "training": cfg["training"][task],
+            "model": cfg["model"], "optimizer": cfg["optimizer"], "eval_max": cfg["eval_max"],
+            "bf16": cfg["bf16"]}
+
+
+# ---------------------------------------------------------------- one training run
+
+
+class Run:
+    """One seed of one RunSpec: task tensors on the device, model, method-specific loss."""
+
+    def __init__(self, spec: RunSpec, cfg: dict, ds, seed: int, device: torch.device) -> None:
+        self.spec, self.cfg, self.seed, self.device = spec, cfg, seed, device
+        self.train_prompt, self.train_answer = (t.to(device) for t in pl.to_tensors(ds, "train"))
+        test_prompt, test_answer = pl.to_tensors(ds, "test")
+        k = cfg["eval_max"]
+        self.test_prompt, self.test_answer = test_prompt[:k].to(device), test_answer[:k].to(device)
+        self.answer_len = self.train_answer.shape[1]
+        self.tau = self.answer_len if spec.tau == "A" else int(spec.tau)
+        if spec.method == "lookahead" and self.tau > self.answer_len:
+            raise ValueError(f"{spec.name}: tau={self.tau} exceeds the answer length {self.answer_len}")
+        self.generator = seed_everything(seed)
+        m, t = cfg["model"], cfg["training"]
+        self.model = lg.LookaheadGPT(lg.GPTConfig(
+            vocab_size=pl.VOCAB_SIZE, block_size=m["block_size"], n_layer=m["n_layer"],
+            n_head=m["n_head"], n_embd=m["n_embd"], dropout=t["dropout"])).to(device)
+        self.steps_per_epoch = self.n // min(t["batch_size"], self.n)
+
+    @property
+    def n(self) -> int:
+        return self.train_prompt.shape[0]
+
+    def _autocast(self):
+        if self.cfg["bf16"] and self.device.type == "cuda":
+            return torch.autocast("cuda", dtype=torch.bfloat16)
+        return nullcontext()
+
+    def method_loss(self, prompt: torch.Tensor, answer: torch.Tensor) -> torch.Tensor:
+        s = self.spec
+        with self._autocast():
+            if s.method == "ntp":
+                return lg.ntp_loss(self.model, prompt, answer, pl.PAD)
+            if s.method == "pause":
+                return lg.pause_loss(self.model, prompt, answer, pl.PAD, pl.PAUSE, self.tau)
+            return lg.lookahead_loss(self.model, prompt, answer, pl.PAD, self.tau, s.mask == "bidir")
+
+    def loss(self, idx: torch.Tensor) -> torch.Tensor:
+        idx = idx.to(self.device)
+        return self.method_loss(self.train_prompt[idx], self.train_answer[idx])
+
+    def predict(self, prompt: torch.Tensor, chunk: int = 256) -> torch.Tensor:
+        out = []
+        with self._autocast():
+            for s in range(0, prompt.shape[0], chunk):
+                out.append(lg.generate(self.model, prompt[s:s + chunk], self.answer_len, self.spec.method,
+                                       self.tau, pl.PAUSE, self.spec.mask == "bidir"))
+        return torch.cat(out)
+
+    def exact_match(self, prompt: torch.Tensor) -> float:
+        """Fraction of prompts whose greedy answer the task's verifier accepts."""
+        pred = self.predict(prompt).tolist()
+        prompts = prompt.tolist()
+        ok = [pl.verify(self.spec.task, p, a, self.cfg["data"]) for p, a in zip(prompts, pred, strict=True)]
+        return sum(ok) / len(ok)
+
+    def evaluate(self, epoch: int) -> dict[str, float]:
+        return {"step": epoch * self.steps_per_epoch, "exact_match": self.exact_match(self.test_prompt)}
+
+    def train(self, checkpoint: str | None = None, progress: bool = True) -> list[dict[str, float]]:
+        t = self.cfg["training"]
+        o = self.cfg["optimizer"]
+        opt = make_optimizer(o["name"], self.model.parameters(), o["lr"])
+        loop = LoopConfig(epochs=t["epochs"], batch_size=t["batch_size"], eval_every=t["eval_every"],
+                          checkpoint_every=t["checkpoint_every"])
+        fingerprint = json.dumps([self.spec.name, self.seed, self.cfg], sort_keys=True)
+        return train_loop(self.model, opt, self.loss, self.n, loop, self.generator, self.evaluate,
+                          checkpoint=checkpoint, progress=progress, fingerprint=fingerprint,
+                          state_objects={"torch_rng": TorchRNG()})
+
+
+class TorchRNG:
+    """Checkpointable global torch RNG state (dropout draws from it), so a resumed run with
+    dropout ends bitwise identical to an uninterrupted one."""
+
+    def state_dict(self) -> dict:
+        state = {"cpu": torch.get_rng_state()}
+        if torch.cuda.is_available():
+            state["cuda"] = torch.cuda.get_rng_state_all()
+        return state
+
+    def load_state_dict(self, state: dict) -> None:
+        torch.set_rng_state(state["cpu"])
+        if "cuda" in state and torch.cuda.is_available():
+            torch.cuda.set_rng_state_all(state["cuda"])
+
+
+def load_dataset(path: str):
+    """The task dataset saved by the data rule (a clear error when it is missing)."""
+    import datasets
+
+    try:
+        return datasets.load_from_disk(path)
+    except FileNotFoundError as e:
+        raise FileNotFoundError(f"no latent-lookahead task dataset at {path}: run its data rule") from e
+
+
+def load_run(run: str, seed: int | str, cfg: dict, data_path: str, device: torch.device) -> Run:
+    spec = RunSpec.parse(run)
+    if spec.task != cfg["task"]:
+        raise ValueError(f"run {run} is on {spec.task} but its config is for {cfg['task']}")
+    return Run(spec, cfg, load_dataset(data_path), int(seed), device)
+
+
+# ---------------------------------------------------------------- throughput benchmark
+
+PEAK_BF16_FLOPS = {"H100": 989e12, "H200": 989e12, "A100": 312e12}  # dense bf16 tensor-core peaks
+
+
+def _peak(device: torch.device) -> float | None:
+    if device.type != "cuda":
+        return None
+    name = torch.cuda.get_device_name(device)
+    return next((v for k, v in PEAK_BF16_FLOPS.items() if k in name), None)
+
+
+def benchmark(cfg: dict, ds, device: torch.device, batch_size: int, steps: int) -> dict:
+    """Training tokens/s (visible prompt + answer tokens) of NTP, pause and lookahead on the same
+    model and batches; FLOPs per step counted with torch's FlopCounterMode; on a known GPU the
+    fraction of the bf16 matmul peak."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    out: dict = {}
+    tau = cfg["training"]["tau"]
+    for method in METHODS:
+        spec = RunSpec(cfg["task"], method, 0 if method == "ntp" else _tau(tau))
+        run = Run(spec, cfg, ds, 0, device)
+        opt = make_optimizer("adam", run.model.parameters(), 1e-4)
+        b = min(batch_size, run.n)
+        prompt, answer = run.train_prompt[:b], run.train_answer[:b]
+
+        def step(run=run, opt=opt, prompt=prompt, answer=answer) -> None:
+            loss = run.method_loss(prompt, answer)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+
+        run.model.train()
+        with FlopCounterMode(display=False) as fc:
+            step()  # warm-up, counted
+        flops = fc.get_total_flops()
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(steps):
+            step()
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+        dt = (time.perf_counter() - t0) / steps
+        tokens = b * (prompt.shape[1] + answer.shape[1])
+        peak = _peak(device)
+        out[method] = {"tau": run.tau if method != "ntp" else 0, "s_per_step": dt,
+                       "tokens_per_s": tokens / dt, "flops_per_step": flops,
+                       "achieved_flops_per_s": flops / dt,
+                       "bf16_peak_fraction": flops / dt / peak if peak else None}
+    out["lookahead_slowdown_vs_ntp"] = out["ntp"]["tokens_per_s"] / out["lookahead"]["tokens_per_s"]
+    out["batch_size"] = b
+    out["spec"] = asdict(RunSpec(cfg["task"], "lookahead", _tau(tau)))
+    return out
+
+
+# ---------------------------------------------------------------- workflow paths
+
+
+def run_file(run: str, seed: int | str, kind: str = "metrics.json") -> str:
+    return f"{RESULTS}/runs/{run}/seed{seed}/{kind}"
+
+
+def data_dir(task: str) -> str:
+    return f"resources/latent_lookahead/{task}"
+
+
+def paper_seeds(cfg: dict, default: list[int]) -> list[int]:
+    """The paper's own seed list when its config sets one, else the global seeds."""
+    return cfg.get("seeds") or default
+
+
+def figure_inputs(runs: dict[str, list[RunSpec]], figure: str, seeds: list[int]) -> list[str]:
+    return [run_file(r.name, s) for r in runs[figure] for s in seeds]
+
+
+def claim_inputs(runs: dict[str, list[RunSpec]], seeds: list[int]) -> list[str]:
+    names = sorted({r.name for rs in runs.values() for r in rs})
+    return [run_file(n, s) for n in names for s in seeds]
+
+
+def targets() -> list[str]:
+    return [f"{RESULTS}/figures/{f}.png" for f in FIGURES] + [f"{RESULTS}/claims.json",
+                                                               f"{RESULTS}/benchmark.json"]

@@ -1,0 +1,1 @@
+"""Tasks shared by papers: continual-learning streams (`streams`) and planning puzzles (`planning`)."""

@@ -1,0 +1,291 @@
+"""Cold posterior: SG-MCMC against a closed-form posterior, ensemble metrics, invariance, run names,
+chain resume and divergence, curation, and claims on synthetic results."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+import torch
+
+from replikit.claims import evaluate
+from replikit.models.invariant import Canonicalize, GroupAverage, d4, d4_batch
+from replikit.papers import cold_posterior as cp
+from replikit.papers import cold_posterior_analysis as an
+from replikit.posterior import Ensemble, expected_calibration_error, predictive_metrics
+from replikit.samplers import SGMCMC, Schedule
+from replikit.training import DivergenceError
+
+# ---------------------------------------------------------------- sampler vs closed form
+
+
+def _blr(n: int = 20, d: int = 2, noise: float = 0.5, prior: float = 1.0):
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(n, d, generator=g, dtype=torch.float64)
+    y = x @ torch.tensor([1.0, -2.0], dtype=torch.float64) + noise * torch.randn(n, generator=g,
+                                                                               dtype=torch.float64)
+    precision = x.T @ x / noise**2 + torch.eye(d, dtype=torch.float64) / prior**2
+    cov = torch.linalg.inv(precision)
+    return x, y, cov @ x.T @ y / noise**2, cov, noise, prior
+
+
+def _sample(method: str, temperature: float, precondition: bool = False, chains: int = 400,
+            steps: int = 1500, keep: int = 500):
+    """Many independent chains (one row each) on Bayesian linear regression, full-batch gradients."""
+    torch.set_num_threads(1)
+    x, y, mean, cov, noise, prior = _blr()
+    n = x.shape[0]
+    theta = torch.nn.Parameter(torch.zeros(chains, 2, dtype=torch.float64))
+    lr = 0.02 if method == "sgld" else 0.004
+    opt = SGMCMC([theta], lr=lr, num_data=n, temperature=temperature, method=method, momentum=0.9,
+                 precondition=precondition, schedule=Schedule(steps_per_epoch=50), seed=1)
+    draws = []
+    for step in range(steps):
+        opt.zero_grad()
+        resid = y[None, :] - theta @ x.T  # (chains, n)
+        energy = resid.pow(2).sum(1) / (2 * noise**2) + theta.pow(2).sum(1) / (2 * prior**2)
+        (energy.sum() / n).backward()  # per-example potential, summed over independent chains
+        opt.step()
+        if step >= steps - keep and step % 5 == 0:
+            draws.append(theta.detach().clone())
+    s = torch.cat(draws)
+    return s.mean(0), torch.cov(s.T), mean, cov
+
+
+@pytest.mark.parametrize("method,precondition", [("sgld", False), ("sghmc", False), ("sghmc", True)])
+def test_sampler_matches_closed_form_posterior(method, precondition):
+    m, c, mean, cov = _sample(method, 1.0, precondition)
+    sd = cov.diag().sqrt()
+    assert ((m - mean).abs() / sd).max() < 0.15, (m, mean)
+    assert torch.allclose(c, cov, rtol=0.15, atol=0.1 * float(cov.diag().min())), (c, cov)
+
+
+@pytest.mark.parametrize("method", ["sgld", "sghmc"])
+def test_temperature_scales_the_covariance(method):
+    m1, c1, mean, cov = _sample(method, 1.0)
+    m2, c2, _, _ = _sample(method, 0.1)
+    assert ((m2 - mean).abs() / (0.1 * cov.diag()).sqrt()).max() < 0.3
+    ratio = c2.diag() / c1.diag()
+    assert torch.allclose(ratio, torch.full_like(ratio, 0.1), rtol=0.2), ratio
+    assert torch.allclose(c2, 0.1 * cov, rtol=0.2, atol=0.02 * float(cov.diag().min()))
+
+
+def test_zero_temperature_is_noise_free_sgd():
+    x, y, mean, cov, noise, prior = _blr()
+    theta = torch.nn.Parameter(torch.zeros(2, dtype=torch.float64))
+    opt = SGMCMC([theta], lr=0.02, num_data=20, temperature=0.0, method="sgld")
+    for _ in range(3000):
+        opt.zero_grad()
+        ((y - x @ theta).pow(2).sum() / (2 * noise**2) + theta.pow(2).sum() / 2).div(20).backward()
+        opt.step()
+    assert torch.allclose(theta.detach(), mean, atol=1e-6)  # the MAP = the posterior mean here
+
+
+def test_schedule_cycles_and_ramps():
+    s = Schedule(steps_per_epoch=10, cycle_epochs=5, ramp_start=10, ramp_end=20)
+    assert s.lr_factor(0) == 1.0 and s.lr_factor(50) == 1.0
+    assert s.lr_factor(49) < 0.01 and abs(s.lr_factor(25) - 0.5) < 1e-9
+    assert s.temperature_factor(99) == 0.0 and s.temperature_factor(150) == 0.5
+    assert s.temperature_factor(200) == 1.0
+
+
+def test_sampler_rejects_bad_settings():
+    p = [torch.nn.Parameter(torch.zeros(2))]
+    with pytest.raises(ValueError, match="sgld or sghmc"):
+        SGMCMC(p, lr=0.1, num_data=10, method="adam")
+    with pytest.raises(ValueError, match="bad sampler"):
+        SGMCMC(p, lr=0.1, num_data=10, temperature=-1)
+
+
+# ---------------------------------------------------------------- predictive metrics
+
+
+def test_predictive_metrics_on_known_cases():
+    labels = torch.tensor([0, 1, 2, 1])
+    perfect = torch.nn.functional.one_hot(labels, 3).double()
+    m = predictive_metrics(perfect, labels)
+    assert m["accuracy"] == 1.0 and m["nll"] < 1e-9 and m["brier"] == 0.0 and m["ece"] == 0.0
+    uniform = torch.full((4, 3), 1 / 3, dtype=torch.float64)
+    m = predictive_metrics(uniform, labels)
+    assert math.isclose(m["nll"], math.log(3)) and math.isclose(m["brier"], 2 / 3)
+    # confidence 0.9 everywhere, half right: ECE = |0.5 - 0.9|
+    probs = torch.tensor([[0.9, 0.1], [0.9, 0.1], [0.1, 0.9], [0.1, 0.9]])
+    assert math.isclose(expected_calibration_error(probs, torch.tensor([0, 1, 1, 0])), 0.4, rel_tol=1e-6)
+
+
+def test_ensemble_averages_probabilities_and_round_trips():
+    e = Ensemble()
+    e.add(1, torch.tensor([[1.0, 0.0]]))
+    e.add(2, torch.tensor([[0.0, 1.0]]))
+    assert torch.equal(e.predictive(), torch.tensor([[0.5, 0.5]]))
+    f = Ensemble()
+    f.load_state_dict(e.state_dict())
+    assert f.epochs == [1, 2] and torch.equal(f.predictive(1), torch.tensor([[0.0, 1.0]]))
+    with pytest.raises(FloatingPointError):
+        e.add(3, torch.tensor([[float("nan"), 1.0]]))
+    with pytest.raises(ValueError, match="no posterior samples"):
+        Ensemble().predictive()
+
+
+# ---------------------------------------------------------------- invariance
+
+
+def test_group_models_are_d4_invariant():
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.Flatten(), torch.nn.LazyLinear(5))
+    x = torch.randn(3, 3, 8, 8)
+    net(x)
+    for model in (GroupAverage(net), Canonicalize(net, 8)):
+        ref = model(x)
+        for g in range(8):
+            assert torch.allclose(model(d4(x, g)), ref, atol=1e-5)
+    assert not torch.allclose(net(d4(x, 1)), net(x), atol=1e-3)
+    g = torch.tensor([0, 3, 6])
+    out = d4_batch(x, g)
+    assert all(torch.equal(out[i], d4(x[i:i + 1], int(g[i]))[0]) for i in range(3))
+    assert len({d4(x, e).flatten().sum().item() for e in range(8)}) >= 1  # all 8 elements run
+
+
+# ---------------------------------------------------------------- run names and experiments
+
+
+def _cfg(**over) -> dict:
+    cfg = {"dataset": "cifar10", "n_train": 32, "n_test": 20, "image_size": 16, "subset_seed": 0,
+           "model": {"name": "convnet", "width": 4, "batchnorm": True, "invariant": "canonical"},
+           "sampler": {"method": "sghmc", "lr": 0.05, "momentum": 0.9, "precondition": True},
+           "batch_size": 8, "epochs": 6, "cycle_epochs": 2, "ramp_start": 2, "sample_start": 4,
+           "samples_per_cycle": 1, "temperatures": [1.0, 0.1], "sgd_baseline": True, "n_convention": "n",
+           "checkpoint_every": 1, "annotator_noise": 0.5, "curated_size": None, "augmentation": "crop_flip",
+           "prior_scale": 1.0, "temperature_sweep": {"augmentations": ["none", "crop_flip"]},
+           "curation": {"annotators": [1, 3]}, "prior": {"scales": [0.1, 1.0], "tempering": ["prior"]},
+           "invariance": {"n_augs": [1, 4], "models": ["plain", "inv"]}}
+    cfg.update(over)
+    return cfg
+
+
+def test_run_names_round_trip_and_reject_bad_names():
+    for spec in (cp.RunSpec(), cp.RunSpec("inv", "d4", 16, 0.3, "likelihood", 0),
+                 cp.RunSpec("plain", "none", None, 1.0, "posterior", 5)):
+        assert cp.RunSpec.parse(spec.name) == spec
+    import re
+    assert re.fullmatch(cp.RUN_PATTERN, cp.RunSpec("inv", "d4", 4, 0.1).name)
+    for bad in ("plain_crop_flip_Kinf_prior1_cold_cur0", "cnn_none_Kinf_prior1_posterior_cur0",
+                "plain_none_K4_prior1_posterior_cur0", "plain_none_Kinf_prior0_posterior_cur0"):
+        with pytest.raises(ValueError):
+            cp.RunSpec.parse(bad)
+
+
+def test_shared_conditions_run_once_and_keys_do_not_retrain():
+    runs = cp.experiment_runs(_cfg())
+    main = cp.RunSpec("plain", "crop_flip", None, 1.0).name
+    assert main in {r.name for r in runs["temperature_sweep"]} and main in {r.name for r in runs["prior"]}
+    names = [r.name for r in cp.all_runs(_cfg())]
+    assert len(names) == len(set(names)) == 2 + 2 + 2 + 4  # sweep, curation, prior (0.1, prior-mode), K
+    assert cp.training_config(_cfg()) == cp.training_config(_cfg(invariance={"n_augs": [1, 2],
+                                                                             "models": ["plain"]}))
+    with pytest.raises(ValueError, match="contain 1"):
+        cp.branch_temperatures(_cfg(temperatures=[0.1, 0.01]))
+    assert cp.branch_temperatures(_cfg()) == [0.0, 1.0, 0.1]
+
+
+def test_curation_keeps_only_agreeing_labels():
+    y = torch.arange(200) % 4
+    labeller = torch.full((200, 4), 0.25)
+    idx, labels = cp.curate(y, labeller, 3, 0.3, 50, seed=0)
+    assert idx.numel() == 50 and labels.shape == (50,)
+    wrong_1 = (cp.curate(y, labeller, 1, 0.3, 200, seed=0)[1] != y).float().mean()
+    assert (labels != y[idx]).float().mean() < wrong_1  # consensus labels are cleaner
+    with pytest.raises(ValueError, match="curation with 5 annotators"):
+        cp.curate(y, labeller, 5, 0.9, 190, seed=0)
+
+
+# ---------------------------------------------------------------- chains: resume and divergence
+
+
+def _run(tiny_images, name="plain_crop_flip_Kinf_prior1_posterior_cur0", **over):
+    torch.set_num_threads(1)
+    return cp.Run(cp.RunSpec.parse(name), _cfg(**over), tiny_images, 0, torch.device("cpu"))
+
+
+def test_killed_chain_resumes_with_the_same_samples(tiny_images, tmp_path):
+    reference = _run(tiny_images).train(tmp_path / "ref", progress=False)
+    assert set(reference) == {0.0, 1.0, 0.1}
+    assert reference[1.0]["sample_epochs"] == [4, 6]
+    assert reference[1.0]["metrics"] != reference[0.1]["metrics"]
+
+    killed = _run(tiny_images)
+    original, calls = killed.make_loss, []
+
+    def loss_then_die(weight):
+        inner = original(weight)
+
+        def loss(idx):
+            calls.append(1)
+            if len(calls) == 40:  # 4 steps/epoch: mid-way through the T=1 branch, after a sample
+                raise KeyboardInterrupt
+            return inner(idx)
+        return loss
+
+    killed.make_loss = loss_then_die
+    with pytest.raises(KeyboardInterrupt):
+        killed.train(tmp_path / "kill", progress=False)
+    assert (tmp_path / "kill" / "burnin_done.pt").exists() and (tmp_path / "kill" / "T0_done.pt").exists()
+    resumed = _run(tiny_images).train(tmp_path / "kill", progress=False)
+    assert resumed == reference
+
+
+def test_invariant_and_curated_chains_run(tiny_images, tmp_path):
+    model = {"name": "convnet", "width": 4, "batchnorm": False, "invariant": "average"}
+    out = _run(tiny_images, "inv_d4_K4_prior1_posterior_cur0", n_convention="nK",
+               model=model).train(tmp_path / "a", progress=False)
+    assert out[1.0]["metrics"]["n_samples"] == 2
+    run = _run(tiny_images, "plain_none_Kinf_prior1_prior_cur2", curated_size=20)
+    assert run.n == 20 and run.tempering(0.1) == (1.0, 10.0)
+    assert _run(tiny_images, "plain_d4_K4_prior1_posterior_cur0", n_convention="nK").num_data == 32 * 4
+
+
+def test_diverging_chain_fails_clearly(tiny_images, tmp_path):
+    run = _run(tiny_images, sampler={"method": "sgld", "lr": 1e6, "momentum": 0.0, "precondition": False})
+    with pytest.raises(DivergenceError, match="diverged"):
+        run.train(tmp_path, progress=False)
+
+
+# ---------------------------------------------------------------- claims on synthetic results
+
+
+def _results(cold_gain: float) -> pd.DataFrame:
+    """Synthetic results: NLL at T=1 is `cold_gain` worse than at T=0.1 for augmented runs."""
+    cfg = _cfg()
+    rows = []
+    for spec in cp.all_runs(cfg):
+        for seed in range(4):
+            jitter = 0.001 * seed
+            for t in (0.0, 1.0, 0.1, 0.01):
+                if spec.model == "plain" and spec.augmentation == "d4":
+                    best = 1.0 / (spec.n_augs or 1)
+                else:
+                    best = 1.0 if spec.model == "inv" else 0.1
+                gain = cold_gain * (1 + spec.curation + (spec.prior > 0.5)) if spec.augmentation != "none" \
+                    or spec.curation else 0.3 * cold_gain * (1 + spec.curation)
+                nll = 1.0 + gain * abs(math.log10(max(t, 1e-3)) - math.log10(best)) + jitter
+                rows.append({"run": spec.name, "seed": seed, "T": t, "nll": nll, "accuracy": 0.5 - 0.1 * nll,
+                             "last_nll": nll, "last_accuracy": 0.5})
+    return pd.DataFrame(rows)
+
+
+def _verdicts(df: pd.DataFrame) -> dict[str, str]:
+    cfg = _cfg()
+    rows = evaluate(an.claims(cp.experiment_runs(cfg), cfg), {"results": df}, 0.95, 500, 3)
+    return {r["id"]: r["verdict"] for r in rows}
+
+
+def test_claims_follow_the_numbers():
+    v = _verdicts(_results(0.2))
+    assert v == {f"CPE-{i}": "replicated" for i in range(1, 6)}, v
+    flat = _verdicts(_results(0.0).assign(nll=lambda d: 1.0 + 0.001 * d["seed"]))
+    assert flat["CPE-1"] == "not replicated" and flat["CPE-3"] == "not replicated"
+    missing = _results(0.2)
+    missing = missing[~missing["run"].str.startswith("inv")]
+    rows = evaluate(an.claims(cp.experiment_runs(_cfg()), _cfg()), {"results": missing}, 0.95, 500, 3)
+    assert rows[4]["verdict"] == "inconclusive" and "not measurable" in rows[4]["note"]

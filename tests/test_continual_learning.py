@@ -1,0 +1,294 @@
+import math
+
+import pandas as pd
+import pytest
+import torch
+
+from replikit.claims import evaluate
+from replikit.models.scaled import ScaledMLP, ScaledResCNN, Scaling, build_scaled
+from replikit.papers import continual_learning as cl
+from replikit.papers import continual_learning_analysis as an
+from replikit.papers.continual_learning import RunSpec
+from replikit.tasks import streams
+from replikit.training import DivergenceError
+
+CFG = {"n_tasks": 2, "n_train": None, "n_test": None, "epochs": 2, "batch_size": 32, "lr": 1.0,
+       "base_width": 64, "depth": 0, "pmnist_head": "per_task", "eval_batch": 64}
+
+
+def synthetic_stream(n_tasks: int = 2, d: int = 20, n: int = 96, seed: int = 0) -> streams.TaskStream:
+    """Linearly separable 2-class tasks on shared inputs with different teacher directions."""
+    g = torch.Generator().manual_seed(seed)
+    s = streams.TaskStream("pmnist100", [], [], [], [], 2)
+    for _ in range(n_tasks):
+        teacher = torch.randn(d, generator=g)
+        for xs, ys in ((s.x_train, s.y_train), (s.x_test, s.y_test)):
+            x = torch.randn(n, d, generator=g)
+            xs.append(x)
+            ys.append((x @ teacher > 0).long())
+    return s
+
+
+def trained(scaling: Scaling, stream: streams.TaskStream, cfg: dict, task: int = 0) -> torch.nn.Module:
+    model = cl.build_model(stream, scaling, cfg, seed=0, device=torch.device("cpu"))
+    cl.fit(model, stream.x_train[task], stream.y_train[task], task, scaling.lr(cfg["lr"]), cfg,
+           torch.Generator().manual_seed(1))
+    return model
+
+
+# ---------------------------------------------------------------- parameterization
+
+
+def test_scaling_table():
+    assert Scaling("mup", 64, 1.0).gamma == Scaling("ntp", 64).gamma == 1.0
+    mup = Scaling("mup", 256, 0.5)
+    assert mup.gamma == pytest.approx(0.5 * 2) and mup.lr(30) == pytest.approx(30 * 0.25 * 4)
+    assert Scaling("ntp", 1024).lr(30) == 30 and Scaling("ntp", 1024).effective_gamma0 == 0.25
+    with pytest.raises(ValueError, match="parameterization"):
+        Scaling("sp", 64)
+
+
+def test_ntp_and_mup_gamma1_identical_at_base_width():
+    stream = synthetic_stream()
+    a = trained(Scaling("ntp", 64), stream, CFG)
+    b = trained(Scaling("mup", 64, 1.0), stream, CFG)
+    for pa, pb in zip(a.parameters(), b.parameters(), strict=True):
+        assert torch.equal(pa, pb)
+    assert not torch.equal(a.head.weight, torch.zeros_like(a.head.weight))  # it did train
+    # ... and whole sequential runs agree to the bit, while another gamma0 does not
+    spec = RunSpec("seq", "pmnist100", "ntp", 64)
+    ra = cl.train_item(spec, Scaling("ntp", 64), stream, CFG, 0, torch.device("cpu"))
+    rb = cl.train_item(spec, Scaling("mup", 64, 1.0), stream, CFG, 0, torch.device("cpu"))
+    rc = cl.train_item(spec, Scaling("mup", 64, 2.0), stream, CFG, 0, torch.device("cpu"))
+    assert ra["acc"] == rb["acc"] and ra["loss"] == rb["loss"] and ra["loss"] != rc["loss"]
+
+
+def test_rescnn_ntp_and_mup_identical_at_base_width():
+    g = torch.Generator().manual_seed(0)
+    x, y = torch.randn(16, 3, 8, 8, generator=g), torch.randint(0, 2, (16,), generator=g)
+    models = []
+    for s in (Scaling("ntp", 64), Scaling("mup", 64, 1.0)):
+        m = ScaledResCNN(3, s, n_heads=2, n_out=2, n_blocks=3, generator=torch.Generator().manual_seed(3))
+        opt = torch.optim.SGD(m.parameters(), lr=s.lr(5.0))
+        for _ in range(3):
+            opt.zero_grad()
+            torch.nn.functional.cross_entropy(m(x, 1), y).backward()
+            opt.step()
+        models.append(m)
+    for pa, pb in zip(models[0].parameters(), models[1].parameters(), strict=True):
+        assert torch.equal(pa, pb)
+
+
+def _movement(mode: str, width: int, gamma0: float) -> float:
+    stream = synthetic_stream(n_tasks=1, d=30, n=128)
+    cfg = {**CFG, "epochs": 3, "lr": 2.0}
+    model = cl.build_model(stream, Scaling(mode, width, gamma0), cfg, 0, torch.device("cpu"))
+    init = model.first_layer.detach().clone()
+    cl.fit(model, stream.x_train[0], stream.y_train[0], 0, Scaling(mode, width, gamma0).lr(cfg["lr"]), cfg,
+           torch.Generator().manual_seed(0))
+    return cl.relative_movement(model, init)
+
+
+def test_first_layer_movement_set_by_gamma0_not_width():
+    mup = {n: _movement("mup", n, 0.5) for n in (128, 512, 2048)}
+    assert max(mup.values()) / min(mup.values()) < 1.3, mup  # width barely matters under muP
+    assert _movement("mup", 512, 2.0) > 3 * mup[512]  # gamma0 does
+    ntp = {n: _movement("ntp", n, 1.0) for n in (128, 2048)}
+    assert ntp[128] / ntp[2048] > 2.5, ntp  # NTP gets lazier with width (~ 1/sqrt(N))
+
+
+def test_readout_starts_at_zero_and_heads_are_separate():
+    m = ScaledMLP(10, Scaling("mup", 32, 1.0), n_heads=3, n_out=4)
+    x = torch.randn(5, 10)
+    assert torch.equal(m(x, 0), torch.zeros(5, 4))
+    m.head.weight.data[1] = 1.0
+    out = m(x, torch.tensor([0, 1, 1, 2, 0]))
+    assert torch.equal(out[[0, 3, 4]], torch.zeros(3, 4)) and (out[[1, 2]] != 0).all()
+    with pytest.raises(ValueError, match="unknown scaled model"):
+        build_scaled("vit", (10,), Scaling("ntp", 8), 1, 2, 0)
+
+
+# ---------------------------------------------------------------- task streams
+
+
+def test_center_order_and_partial_permutation():
+    order = streams.center_order(28, 28)
+    assert sorted(order[:4].tolist()) == [13 * 28 + 13, 13 * 28 + 14, 14 * 28 + 13, 14 * 28 + 14]
+    g = torch.Generator().manual_seed(0)
+    assert torch.equal(streams.partial_permutation(28, 28, 0.0, g), torch.arange(784))
+    perm = streams.partial_permutation(28, 28, 0.25, g)
+    moved = (perm != torch.arange(784)).nonzero().flatten()
+    assert set(moved.tolist()) <= set(order[:196].tolist()) and moved.numel() > 150
+    assert sorted(perm.tolist()) == list(range(784))
+    full = streams.partial_permutation(28, 28, 1.0, g)
+    assert (full != torch.arange(784)).float().mean() > 0.95
+    with pytest.raises(ValueError, match="fraction"):
+        streams.partial_permutation(28, 28, 1.5, g)
+
+
+def test_permuted_mnist_similarity(tiny_images):
+    data = {k: v for k, v in tiny_images.items()}
+    data["x_train"] = data["x_train"][:, :1]
+    data["x_test"] = data["x_test"][:, :1]
+    s = streams.permuted_mnist(data, 3, 0.25, None, None, seed=0, device=torch.device("cpu"),
+                               shared_head=False)
+    assert s.n_tasks == 3 and s.input_shape == (256,) and s.name == "pmnist25" and not s.shared_head
+    same = (s.x_train[0] == s.x_train[1]).all(0).float().mean().item()
+    assert same >= 0.75 - 1e-6  # only the inner quarter of the pixels moves
+    assert torch.equal(s.y_train[0], s.y_train[2])
+    shared = streams.permuted_mnist(data, 2, 1.0, 10, 5, seed=0, device=torch.device("cpu"), shared_head=True)
+    assert shared.n_heads == 1 and shared.head(1) == 0 and len(shared.y_test[0]) == 5
+
+
+def test_split_cifar_and_joint_data(tiny_images):
+    s = streams.split_cifar10(tiny_images, 2, None, None, seed=0, device=torch.device("cpu"))
+    assert s.n_out == 2 and s.n_heads == 2 and s.input_shape == (3, 16, 16)
+    assert all(set(y.tolist()) == {0, 1} for y in s.y_train)
+    x, y, t = streams.joint_data(s)
+    assert x.shape[0] == y.shape[0] == t.shape[0] == sum(len(v) for v in s.y_train)
+    assert set(t.tolist()) == {0, 1}
+    with pytest.raises(ValueError, match="Split CIFAR-10"):
+        streams.split_cifar10(tiny_images, 6, None, None, 0, torch.device("cpu"))
+
+
+# ---------------------------------------------------------------- metrics, runs, resume
+
+
+def test_cl_metrics_by_hand():
+    acc = torch.tensor([[0.9, 0.1, 0.1], [0.8, 0.9, 0.1], [0.6, 0.7, 0.95]])
+    loss = torch.tensor([[0.2, 2.0, 2.0], [0.1, 0.3, 2.0], [0.5, 0.6, 0.1]])
+    m = cl.cl_metrics(acc, loss)
+    assert m["LA"] == pytest.approx((0.9 + 0.9 + 0.95) / 3)
+    assert m["AA"] == pytest.approx((0.6 + 0.7 + 0.95) / 3)
+    assert m["CF"] == pytest.approx((0.3 + 0.2) / 2)
+    assert m["CFr"] == pytest.approx((0.3 / 0.9 + 0.2 / 0.9) / 2)
+    assert m["CF_loss"] == pytest.approx(((0.5 - 0.1) + (0.6 - 0.3)) / 2)
+
+
+def test_run_names_round_trip_and_reject_nonsense():
+    for spec in [RunSpec("seq", "pmnist100", "ntp"), RunSpec("seq", "pmnist30", "mup", gamma0=0.3),
+                 RunSpec("joint", "splitcifar10", "mup", 256), RunSpec("seq", "pmnist100", "mup", 64, 10.0)]:
+        assert RunSpec.parse(spec.name) == spec
+    assert RunSpec("seq", "pmnist100", "mup", gamma0=0.3).name == "seq_pmnist100_mup_Nsweep_g0p3"
+    for bad in ["seq_pmnist100_ntp_N64_g1", "seq_pmnist100_mup_N64", "mixed_pmnist100_ntp_N64",
+                "seq_pmnist250_mup_N64_gsweep", "seq_pmnist100_mup_Nsweep_gsweep"]:
+        with pytest.raises(ValueError):
+            RunSpec.parse(bad)
+
+
+def small_config(**over) -> dict:
+    cfg = {**CFG, "stream": "pmnist", "permuted_fraction": 1.0, "main_width": 64,
+           "width_sweep": {"widths": [32, 64], "gamma0": 1.0},
+           "gamma_sweep": {"widths": [32, 64], "gammas": [0.3, 1.0, 3.0]},
+           "similarity": {"permuted_fractions": [1.0, 0.1]}, "cl2_tolerance": 0.05}
+    return {**cfg, **over}
+
+
+def test_experiments_share_runs_and_configs_are_run_specific():
+    runs = cl.experiment_runs(small_config())
+    assert runs["similarity"][0] == runs["forgetting_vs_gamma"][1] == runs["joint_vs_sequential"][0]
+    assert len(cl.all_runs(small_config())) == 2 + 2 + 1 + 1
+    cfg = small_config()
+    assert "gammas" not in cl.run_config(cfg, "seq_pmnist100_ntp_Nsweep")
+    assert cl.run_config(cfg, "seq_pmnist100_ntp_Nsweep")["widths"] == [32, 64]
+    assert "widths" not in cl.run_config(cfg, "seq_pmnist100_mup_N64_gsweep")
+    assert cl.run_config(cfg, "seq_pmnist10_mup_N64_gsweep")["gammas"] == [0.3, 1.0, 3.0]
+    name = "seq_pmnist100_mup_N64_gsweep"
+    assert RunSpec.parse(name).items(cl.run_config(cfg, name))[-1] == Scaling("mup", 64, 3.0)
+
+
+def test_sweep_resumes_bitwise(monkeypatch, tmp_path):
+    stream = synthetic_stream()
+    monkeypatch.setattr(cl, "build_stream", lambda *a, **k: stream)
+    spec = RunSpec("seq", "pmnist100", "mup", 32)
+    cfg = {**CFG, "gammas": [0.5, 1.0, 2.0]}
+    full = cl.run_sweep(spec, cfg, {}, 0, torch.device("cpu"))
+    real, calls = cl.train_item, []
+
+    def flaky(*a, **k):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt("killed")
+        return real(*a, **k)
+
+    monkeypatch.setattr(cl, "train_item", flaky)
+    ckpt = tmp_path / "ckpt.json"
+    with pytest.raises(KeyboardInterrupt):
+        cl.run_sweep(spec, cfg, {}, 0, torch.device("cpu"), checkpoint=ckpt)
+    assert ckpt.exists()
+    monkeypatch.setattr(cl, "train_item", real)
+    resumed = cl.run_sweep(spec, cfg, {}, 0, torch.device("cpu"), checkpoint=ckpt)
+    assert resumed == full
+    # a checkpoint of another configuration is ignored
+    other = cl.run_sweep(spec, {**cfg, "lr": 0.5}, {}, 0, torch.device("cpu"), checkpoint=ckpt)
+    assert other[0]["loss"] != full[0]["loss"]
+
+
+def test_divergence_raises():
+    stream = synthetic_stream(n_tasks=1)
+    with pytest.raises(DivergenceError, match="diverged"):
+        trained(Scaling("mup", 64, 1.0), stream, {**CFG, "lr": 1e30})
+
+
+# ---------------------------------------------------------------- claims
+
+
+def synthetic_items(seeds=range(5)) -> pd.DataFrame:
+    """Results in which NTP forgets less with width, muP is flat, forgetting grows with gamma0, the
+    sequential optimum is interior and grows with similarity, joint prefers large gamma0, and the
+    optimum does NOT transfer across widths."""
+    rows = []
+
+    def add(run, seed, **kw):
+        rows.append({"run": run, "seed": seed, "permuted_fraction": kw.pop("p", 1.0), **kw})
+
+    for s in seeds:
+        e = 0.002 * s
+        for n, cfr in ((32, 0.2), (64, 0.05)):
+            add("seq_pmnist100_ntp_Nsweep", s, mode="ntp", width=n, gamma0=1.0, CFr=cfr + e, CF=cfr,
+                AA=0.8, regime="seq")
+            add("seq_pmnist100_mup_Nsweep_g1", s, mode="mup", width=n, gamma0=1.0, CFr=0.1 + e, CF=0.1,
+                AA=0.8, regime="seq")
+        for n, best in ((32, 0.3), (64, 1.0)):
+            for g in (0.3, 1.0, 3.0):
+                aa = 0.9 if g == best else 0.8
+                add(f"seq_pmnist100_mup_N{n}_gsweep", s, mode="mup", width=n, gamma0=g, CF=0.1 * g + e,
+                    CFr=0.1, AA=aa, regime="seq")
+        for g in (0.3, 1.0, 3.0):
+            add("seq_pmnist10_mup_N64_gsweep", s, mode="mup", width=64, gamma0=g, CF=0.0, CFr=0.0,
+                AA=0.9 if g == 3.0 else 0.8, regime="seq", p=0.1)
+            add("joint_pmnist100_mup_N64_gsweep", s, mode="mup", width=64, gamma0=g, AA=0.8 + 0.05 * g + e,
+                regime="joint")
+    df = pd.DataFrame(rows)
+    df["error"] = 1 - df["AA"]
+    return df
+
+
+def test_claims_from_synthetic_results():
+    cfg = small_config()
+    rows = evaluate(an.claims(cl.experiment_runs(cfg), cfg), {"items": synthetic_items()}, n_boot=500)
+    verdicts = {r["id"]: r["verdict"] for r in rows}
+    assert verdicts == {"CL-1": "replicated", "CL-2": "replicated", "CL-3": "replicated",
+                        "CL-4": "replicated", "CL-5": "not replicated"}
+    missing = evaluate(an.claims(cl.experiment_runs(cfg), cfg),
+                       {"items": synthetic_items()[lambda d: ~d["run"].str.startswith("joint")]}, n_boot=200)
+    cl4 = next(r for r in missing if r["id"] == "CL-4")
+    assert cl4["verdict"] == "inconclusive" and "not measurable" in cl4["note"]
+
+
+def test_optimal_gamma_and_grid_step():
+    df = synthetic_items(seeds=[0])
+    assert an.optimal_gamma(df, "seq_pmnist100_mup_N32_gsweep") == {0: 0.3}
+    assert an.grid_step([0.1, 0.3, 1.0, 3.0]) == pytest.approx(math.log10(1 / 0.3))
+
+
+def test_training_config_is_run_specific(root):
+    from replikit.config import load_config
+
+    cfg = load_config(root / "config/smoke.yaml", root / "workflow/schemas/config.schema.yaml")
+    c = cfg["continual_learning"]
+    runs = cl.all_runs(c)
+    assert len(runs) == len({r.name for r in runs})
+    for r in runs:
+        rc = cl.run_config(c, r.name)
+        assert "resources" not in rc and "cl2_tolerance" not in rc and "similarity" not in rc

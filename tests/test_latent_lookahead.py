@@ -1,0 +1,330 @@
+import datasets
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from replikit.claims import evaluate
+from replikit.models import lookahead_gpt as lg
+from replikit.papers import latent_lookahead as ll
+from replikit.papers import latent_lookahead_analysis as an
+from replikit.papers.latent_lookahead import RunSpec
+from replikit.tasks import planning as pl
+from replikit.training import DivergenceError
+
+# ---------------------------------------------------------------- verifiers
+
+PUZZLE = [[2, 0, 0, 3], [0, 0, 1, 0], [1, 0, 3, 0], [3, 0, 2, 1]]
+SOLUTION = [[2, 1, 4, 3], [4, 3, 1, 2], [1, 2, 3, 4], [3, 4, 2, 1]]
+
+
+def test_sudoku_verifier_accepts_solution_and_rejects_errors():
+    prompt, answer = pl.sudoku_example(PUZZLE, SOLUTION)
+    assert len(answer) == 19
+    assert pl.verify_sudoku(prompt, answer, 4)
+    swapped = [row[:] for row in SOLUTION]
+    swapped[0][1], swapped[0][2] = swapped[0][2], swapped[0][1]  # breaks columns and a clue? no clue
+    assert not pl.verify_sudoku(prompt, pl.grid_tokens(swapped), 4)
+    # a valid Sudoku that contradicts a clue of the puzzle
+    other = [[1, 2, 3, 4], [3, 4, 1, 2], [2, 1, 4, 3], [4, 3, 2, 1]]
+    assert not pl.verify_sudoku(prompt, pl.grid_tokens(other), 4)
+    assert not pl.verify_sudoku(prompt, answer[:-1], 4)  # truncated
+    assert not pl.verify_sudoku(prompt, answer[:4] + [pl.EOS] + answer[5:], 4)  # wrong separator
+
+
+def test_sudoku_verifier_accepts_any_valid_completion():
+    # an empty 4x4 puzzle has many solutions; the verifier accepts any valid grid
+    empty = [[0] * 4 for _ in range(4)]
+    prompt, _ = pl.sudoku_example(empty, SOLUTION)
+    other = [[1, 2, 3, 4], [3, 4, 1, 2], [2, 1, 4, 3], [4, 3, 2, 1]]
+    assert pl.verify_sudoku(prompt, pl.grid_tokens(other), 4)
+    row_ok_box_bad = [[1, 2, 3, 4], [2, 3, 4, 1], [3, 4, 1, 2], [4, 1, 2, 3]]  # Latin square, bad boxes
+    assert not pl.verify_sudoku(prompt, pl.grid_tokens(row_ok_box_bad), 4)
+
+
+def _maze() -> tuple[list[int], list[tuple[int, int]]]:
+    # 3x3: a snake through all cells: (0,0)-(0,1)-(0,2) v (1,2)-(1,1)-(1,0) v (2,0)-(2,1)-(2,2)
+    conn = np.zeros((2, 3, 3), dtype=bool)
+    conn[1, 0, 0] = conn[1, 0, 1] = True  # right in row 0
+    conn[0, 0, 2] = True  # (0,2) down
+    conn[1, 1, 0] = conn[1, 1, 1] = True  # right in row 1
+    conn[0, 1, 0] = True  # (1,0) down
+    conn[1, 2, 0] = conn[1, 2, 1] = True
+    path = [(0, 0), (0, 1), (0, 2), (1, 2), (1, 1), (1, 0), (2, 0), (2, 1), (2, 2)]
+    prompt, answer = pl.maze_example(conn, (0, 0), (2, 2), path)
+    return prompt, answer
+
+
+def test_maze_verifier():
+    prompt, answer = _maze()
+    assert pl.verify_maze(prompt, answer, 3)
+    assert pl.verify_maze([pl.PAD] * 3 + prompt, answer + [pl.PAD], 3)  # padding is ignored
+    assert not pl.verify_maze(prompt, answer[:4] + answer[6:], 3)  # jumps (0,2)->... skipping cells
+    through_wall = [pl.node(0), pl.node(3), pl.node(6), pl.node(7), pl.node(8), pl.EOS]  # (0,0)v(1,0) walled
+    assert not pl.verify_maze(prompt, through_wall, 3)
+    assert not pl.verify_maze(prompt, answer[1:], 3)  # does not start at the start
+    assert not pl.verify_maze(prompt, answer[:-2] + [pl.EOS], 3)  # does not reach the goal
+    wrap = [pl.node(2), pl.node(3)]  # (0,2) -> (1,0) are consecutive ids but not neighbours
+    assert not pl.verify_maze(prompt, answer[:3] + wrap, 3)
+
+
+def test_generated_mazes_and_prosqa_pass_their_verifier_and_are_seeded():
+    mazes = pl.generate_mazes(3, 5, seed=1)
+    assert all(pl.verify_maze(p, a, 3) for p, a in mazes)
+    assert pl.generate_mazes(3, 5, seed=1) == mazes
+    probs = pl.generate_prosqa(30, 12, 2, 2, 4, seed=0)
+    assert all(pl.verify_prosqa(p, a) for p, a in probs)
+    assert probs == pl.generate_prosqa(30, 12, 2, 2, 4, seed=0)
+    assert probs != pl.generate_prosqa(30, 12, 2, 2, 4, seed=1)
+    assert all(2 <= len(a) - 1 <= 4 for _, a in probs)  # chain depth within bounds
+
+
+def test_prosqa_verifier_rejects_distractor_and_broken_chains():
+    rng = np.random.default_rng(3)
+    prompt, answer = pl.prosqa_problem(rng, 12, 2, 2, 4)
+    assert pl.verify_prosqa(prompt, answer)
+    target = answer[-2]
+    distractor = ({prompt[-3], prompt[-2]} - {target}).pop()
+    assert not pl.verify_prosqa(prompt, answer[:-2] + [distractor, pl.EOS])
+    assert not pl.verify_prosqa(prompt, answer[1:])  # skips the first hop
+    assert not pl.verify_prosqa(prompt, [pl.EOS])
+
+
+def test_sudoku_generation_is_seeded_distinct_and_valid():
+    a = pl.generate_sudoku(4, 30, 8, 12, seed=0)
+    assert a == pl.generate_sudoku(4, 30, 8, 12, seed=0)
+    assert len({tuple(p) for p, _ in a}) == 30
+    assert all(pl.verify_sudoku(p, s, 4) for p, s in a)
+    assert all(8 <= p.count(pl.EMPTY) <= 12 for p, _ in a)
+
+
+def test_splits_and_padding():
+    names = pl.split_names(100, {"train": 0.9, "test": 0.1}, seed=0)
+    assert names.count("train") == 90 and names.count("test") == 10
+    ds = datasets.Dataset.from_dict({"prompt": [[9, 9], [9, 9, 9]], "answer": [[8, 1], [8, 8, 8, 1]],
+                                     "split": ["train", "test"]})
+    p, a = pl.to_tensors(ds, "train")
+    assert p.tolist() == [[pl.PAD, 9, 9]] and a.tolist() == [[8, 1, pl.PAD, pl.PAD]]
+    with pytest.raises(ValueError, match="empty"):
+        pl.to_tensors(ds, "val")
+
+
+# ---------------------------------------------------------------- model and rollout
+
+
+def _model(dropout: float = 0.0) -> lg.LookaheadGPT:
+    torch.manual_seed(0)
+    return lg.LookaheadGPT(lg.GPTConfig(vocab_size=30, block_size=64, n_layer=2, n_head=2, n_embd=16,
+                                        dropout=dropout))
+
+
+@pytest.mark.parametrize("bidirectional", [True, False])
+def test_parallel_rollout_equals_sequential(bidirectional):
+    model = _model().eval()
+    idx = torch.randint(0, 30, (3, 14))
+    anchors, tau = [2, 6, 11], 4
+    z = lg.rollout(model, idx, anchors, tau, bidirectional)
+    assert z.shape == (3, 3, tau, 16)
+    for k, a in enumerate(anchors):
+        torch.testing.assert_close(z[:, k], lg.naive_rollout(model, idx, a, tau, bidirectional))
+    # the first latent is the plain causal hidden state at the anchor
+    h = model.hidden(model.wte(idx), torch.arange(14), torch.ones(14, 14, dtype=torch.bool).tril())
+    torch.testing.assert_close(z[:, :, 0], h[:, anchors])
+
+
+def test_rollout_costs_tau_passes_whatever_the_number_of_thoughts(monkeypatch):
+    model = _model().eval()
+    calls = []
+    orig = model.hidden
+    monkeypatch.setattr(model, "hidden", lambda *a: calls.append(1) or orig(*a))
+    lg.rollout(model, torch.randint(0, 30, (2, 20)), list(range(1, 19)), 5)
+    assert len(calls) == 5
+
+
+def test_final_pass_reads_first_latent_and_respects_masks():
+    model = _model().eval()
+    idx = torch.randint(0, 30, (2, 10))
+    anchor, tau = 5, 3
+    z = lg.rollout(model, idx[:, :anchor + 1], [anchor], tau)
+    logits = lg.final_pass(model, idx, [anchor], z)
+    # the token after the anchor is read from the first latent slot, which sees all latents
+    ctx = torch.cat([model.wte(idx[:, :anchor + 1]), z[:, 0]], dim=1)
+    T = ctx.shape[1]
+    mask = torch.ones(T, T, dtype=torch.bool).tril()
+    mask[anchor + 1:, anchor + 1:] = True
+    h = model.hidden(ctx, torch.arange(T), mask)
+    torch.testing.assert_close(logits[:, anchor], model.lm_head(h[:, anchor + 1]))
+    # tokens before the anchor do not see the latents: plain causal logits
+    torch.testing.assert_close(logits[:, :anchor], model(idx)[:, :anchor])
+    pos, m = lg.thought_layout(10, [5], 3, bidirectional=False)
+    assert pos.tolist()[10:] == [6, 7, 8]
+    assert not m[10, 11] and m[11, 10] and not m[10, 6] and m[6, 10] and not m[5, 10]
+
+
+def test_three_losses_train_and_gradients_flow_through_latents():
+    model = _model(0.1)
+    prompt = torch.randint(7, 30, (4, 6))
+    answer = torch.randint(7, 30, (4, 5))
+    answer[:, -1] = pl.PAD
+    for loss in (lg.ntp_loss(model, prompt, answer, pl.PAD),
+                 lg.pause_loss(model, prompt, answer, pl.PAD, pl.PAUSE, 3),
+                 lg.lookahead_loss(model, prompt, answer, pl.PAD, 4)):
+        assert torch.isfinite(loss) and loss.item() > 0
+    # gradient reaches the rollout: the latent loss alone depends on the weights through z_2..z_tau
+    z = lg.rollout(model.eval(), prompt, [5], 4)
+    model.lm_head(z[:, 0, -1])[:, 3].sum().backward()
+    grad = model.wpe.weight.grad.abs().sum(1)
+    assert grad[6 + 3 - 1] > 0 and grad[6] > 0  # the slots holding z_1..z_3 (positions 6..8)
+    assert grad[9:].sum() == 0  # nothing beyond the last filled slot
+    with pytest.raises(ValueError, match="exceeds the answer length"):
+        lg.lookahead_loss(model, prompt, answer, pl.PAD, 6)
+
+
+def test_generate_shapes_for_every_method():
+    model = _model()
+    prompt = torch.randint(7, 30, (3, 6))
+    for method, tau in (("ntp", 0), ("pause", 2), ("lookahead", 3)):
+        out = lg.generate(model, prompt, 5, method, tau, pl.PAUSE)
+        assert out.shape == (3, 5)
+
+
+# ---------------------------------------------------------------- runs, training, claims
+
+CFG = {
+    "tasks": ["sudoku4", "prosqa"],
+    "model": {"n_layer": 1, "n_embd": 16, "n_head": 2, "block_size": 128},
+    "optimizer": {"name": "adam", "lr": 1e-3}, "eval_max": 8, "bf16": True,
+    "data": {"sudoku4": {"n": 40, "min_empty": 8, "max_empty": 12, "seed": 0,
+                         "splits": {"train": 0.8, "test": 0.2}},
+             "prosqa": {"n": 40, "n_nodes": 10, "max_parents": 2, "min_depth": 2, "max_depth": 4,
+                        "seed": 0, "splits": {"train": 0.8, "test": 0.2}}},
+    "training": {"sudoku4": {"tau": 3, "epochs": 2, "batch_size": 8, "eval_every": 1,
+                             "checkpoint_every": 1, "dropout": 0.1},
+                 "prosqa": {"tau": "answer", "epochs": 1, "batch_size": 8, "eval_every": 1,
+                            "checkpoint_every": 1, "dropout": 0.3}},
+    "tau_scaling": {"task": "sudoku4", "taus": [2, "answer"]},
+    "ablation": {"task": "sudoku4"},
+}
+
+
+def test_run_names_round_trip_and_reject_nonsense():
+    for spec in [RunSpec("sudoku4", "ntp"), RunSpec("maze", "pause", "A"), RunSpec("prosqa", "lookahead", 5),
+                 RunSpec("sudoku9", "lookahead", "A", "causal")]:
+        assert RunSpec.parse(spec.name) == spec
+    for bad in ["sudoku4_pause", "sudoku5_ntp", "sudoku4_lookahead_tau3", "maze_lookahead_tauX_bidir"]:
+        with pytest.raises(ValueError):
+            RunSpec.parse(bad)
+    with pytest.raises(ValueError):
+        RunSpec("maze", "lookahead", 0)
+
+
+def test_experiments_share_runs():
+    runs = ll.experiment_runs(CFG)
+    assert runs["accuracy_table"] == runs["training_curves"]
+    names = {r.name for r in ll.all_runs(CFG)}
+    assert "sudoku4_lookahead_tau3_bidir" in names and "sudoku4_lookahead_tau3_causal" in names
+    assert "prosqa_pause_tauA" in names and "sudoku4_lookahead_tauA_bidir" in names
+    assert len(names) == 6 + 2 + 1  # table, tau scaling (tau=2, A), causal ablation
+    assert ll.tasks_used(CFG) == ["prosqa", "sudoku4"]
+    # another task's settings do not change a task's training config
+    other = {**CFG, "training": {**CFG["training"], "prosqa": {**CFG["training"]["prosqa"], "epochs": 9}}}
+    assert ll.training_config(other, "sudoku4") == ll.training_config(CFG, "sudoku4")
+
+
+@pytest.fixture(scope="module")
+def sudoku_ds():
+    return pl.build_dataset("sudoku4", CFG["data"]["sudoku4"])
+
+
+def test_training_records_steps_and_exact_match(sudoku_ds):
+    cfg = ll.training_config(CFG, "sudoku4")
+    run = ll.Run(RunSpec("sudoku4", "lookahead", 3), cfg, sudoku_ds, 0, torch.device("cpu"))
+    hist = run.train(progress=False)
+    assert [h["step"] for h in hist] == [0, 4, 8]
+    assert all(0 <= h["exact_match"] <= 1 for h in hist)
+    assert hist[-1]["train_loss"] < 2 * hist[1]["train_loss"]
+
+
+def test_resume_matches_uninterrupted(tmp_path, sudoku_ds):
+    cfg = ll.training_config(CFG, "sudoku4")
+    spec = RunSpec("sudoku4", "pause", 2)
+    ref = ll.Run(spec, cfg, sudoku_ds, 1, torch.device("cpu"))
+    ref_hist = ref.train(progress=False)
+    ckpt = tmp_path / "c.ckpt"
+    run = ll.Run(spec, cfg, sudoku_ds, 1, torch.device("cpu"))
+    calls = {"n": 0}
+    orig = run.evaluate
+
+    def crash(epoch):
+        calls["n"] += 1
+        if epoch == 2 and calls["n"] < 5:
+            raise RuntimeError("killed")
+        return orig(epoch)
+
+    run.evaluate = crash
+    with pytest.raises(RuntimeError, match="killed"):
+        run.train(checkpoint=ckpt, progress=False)
+    resumed = ll.Run(spec, cfg, sudoku_ds, 1, torch.device("cpu"))
+    hist = resumed.train(checkpoint=ckpt, progress=False)
+    assert hist == ref_hist
+    for a, b in zip(ref.model.state_dict().values(), resumed.model.state_dict().values(), strict=True):
+        assert torch.equal(a, b)
+
+
+def test_divergence_is_reported(sudoku_ds):
+    cfg = ll.training_config(CFG, "sudoku4")
+    run = ll.Run(RunSpec("sudoku4", "ntp"), cfg, sudoku_ds, 0, torch.device("cpu"))
+    with torch.no_grad():
+        run.model.wte.weight.fill_(float("nan"))
+    with pytest.raises(DivergenceError):
+        run.train(progress=False)
+
+
+def test_run_rejects_tau_beyond_answer(sudoku_ds):
+    cfg = ll.training_config(CFG, "sudoku4")
+    with pytest.raises(ValueError, match="exceeds the answer length"):
+        ll.Run(RunSpec("sudoku4", "lookahead", 20), cfg, sudoku_ds, 0, torch.device("cpu"))
+
+
+def test_benchmark_reports_tokens_per_s(sudoku_ds):
+    res = ll.benchmark(ll.training_config(CFG, "sudoku4"), sudoku_ds, torch.device("cpu"), 4, 1)
+    for m in ll.METHODS:
+        assert res[m]["tokens_per_s"] > 0 and res[m]["flops_per_step"] > 0
+    assert res["lookahead"]["flops_per_step"] > res["ntp"]["flops_per_step"]
+
+
+def _final(values: dict[str, list[float]], taus: dict[str, int] | None = None) -> pd.DataFrame:
+    rows = []
+    for run, vals in values.items():
+        for seed, v in enumerate(vals):
+            rows.append({"run": run, "seed": seed, "epoch": 2, "exact_match": v,
+                         "tau": (taus or {}).get(run, 3)})
+    return pd.DataFrame(rows)
+
+
+def test_claims_from_synthetic_results():
+    runs = ll.experiment_runs(CFG)
+    good = _final({"sudoku4_ntp": [0.5, 0.52, 0.48], "sudoku4_pause_tau3": [0.6, 0.6, 0.62],
+                   "sudoku4_lookahead_tau3_bidir": [0.8, 0.82, 0.79],
+                   "sudoku4_lookahead_tau3_causal": [0.7, 0.7, 0.71],
+                   "sudoku4_lookahead_tau2_bidir": [0.6, 0.65, 0.62],
+                   "sudoku4_lookahead_tauA_bidir": [0.9, 0.91, 0.9],
+                   "prosqa_ntp": [0.5, 0.5, 0.5], "prosqa_pause_tauA": [0.5, 0.5, 0.5],
+                   "prosqa_lookahead_tauA_bidir": [0.4, 0.41, 0.39]},
+                  {"sudoku4_lookahead_tau2_bidir": 2, "sudoku4_lookahead_tauA_bidir": 19})
+    rows = {r["id"]: r for r in evaluate(an.claims(runs), {"final": good}, 0.95, 1000, 3)}
+    assert rows["LL-1"]["verdict"] == "replicated"
+    assert rows["LL-2"]["verdict"] == "replicated"
+    assert rows["LL-3"]["verdict"] == "not replicated"  # prosqa: lookahead below NTP
+    assert len(rows["LL-3"]["parts"]) == 1  # only the tasks that ran
+    assert rows["LL-4"]["verdict"] == "replicated"
+    assert rows["LL-4"]["parts"][0]["label"].startswith("exact match at tau=19 minus tau=2")
+    assert rows["LL-5"]["verdict"] == "replicated"
+    # a configuration without the other tasks: LL-3 is not measurable
+    small = {**CFG, "tasks": ["sudoku4"]}
+    rows = {r["id"]: r for r in evaluate(an.claims(ll.experiment_runs(small)), {"final": good}, 0.95, 100, 3)}
+    assert rows["LL-3"]["note"].startswith("not measurable")
+    # a missing run makes its claim not measurable
+    rows = {r["id"]: r for r in evaluate(an.claims(runs), {"final": good[good.run != "sudoku4_ntp"]},
+                                         0.95, 100, 3)}
+    assert rows["LL-1"]["note"].startswith("not measurable") and rows["LL-2"]["verdict"] == "replicated"
