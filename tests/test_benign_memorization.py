@@ -1,6 +1,7 @@
 import pytest
 import torch
 
+from replikit.aggregate import final_rows
 from replikit.papers import benign_memorization as bm
 from replikit.papers import benign_memorization_analysis as an
 from replikit.papers.benign_memorization import RunSpec
@@ -96,7 +97,7 @@ def test_claims_from_synthetic_results():
                            for s in range(3) for st, p, r in [("pooled", 0.5, 0.2), ("projector", 0.4, 0.6),
                                                                ("output", 0.3, 0.9 + 0.01 * s)]])
     verdicts = {r["id"]: r["verdict"] for r in evaluate(
-        an.claims(runs, "full"), {"history": hist, "final": an.final_rows(hist), "layers": layers},
+        an.claims(runs, "full"), {"history": hist, "final": final_rows(hist), "layers": layers},
         n_boot=500)}
     assert verdicts == {"BM-1": "replicated", "BM-2": "replicated", "BM-3": "replicated",
                         "BM-4": "not replicated", "BM-5": "replicated"}

@@ -1,5 +1,6 @@
 """Judge the benign-memorization claims from the aggregated runs."""
 
+from replikit.aggregate import final_rows
 from replikit.claims import evaluate, write_scorecard
 from replikit.io import read_json
 from replikit.jobs import job
@@ -11,7 +12,7 @@ sm = snakemake  # noqa: F821
 with job(sm):
     cfg, stats = sm.params.cfg, sm.params.stats
     hist = an.load_histories(sm.input.metrics)
-    results = {"history": hist, "final": an.final_rows(hist), "layers": an.load_layers(sm.input.layers)}
+    results = {"history": hist, "final": final_rows(hist), "layers": an.load_layers(sm.input.layers)}
     claims = an.claims(bm.experiment_runs(cfg), cfg["augmentation"])
     rows = evaluate(claims, results, stats["ci_level"], stats["n_boot"], stats["min_seeds"])
     write_scorecard(

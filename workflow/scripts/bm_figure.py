@@ -2,6 +2,7 @@
 
 from pathlib import Path
 
+from replikit.aggregate import final_rows
 from replikit.io import read_json
 from replikit.jobs import job
 from replikit.papers import benign_memorization as bm
@@ -40,10 +41,10 @@ with job(sm):
         if figure == "probe_vs_epoch":
             table = an.figure_probe_vs_epoch(hist, specs, out, sm.params.scale, subset)
         elif figure == "augmentation_diversity":
-            table = an.figure_augmentation_diversity(an.final_rows(hist), specs, out, sm.params.scale,
+            table = an.figure_augmentation_diversity(final_rows(hist), specs, out, sm.params.scale,
                                                      subset)
         else:
-            table = an.figure_capacity(an.final_rows(hist), specs, out, sm.params.scale, subset)
+            table = an.figure_capacity(final_rows(hist), specs, out, sm.params.scale, subset)
     table.to_csv(sm.output.table, index=False)
     write_figure_record(sm.output.provenance, sm.rule, "workflow/scripts/bm_figure.py", cfg, devices,
                         CAPTIONS[figure], sm.params.scale, subset, sm.input.runs)

@@ -2,6 +2,7 @@
 
 from pathlib import Path
 
+from replikit.aggregate import final_rows
 from replikit.io import read_json
 from replikit.jobs import job
 from replikit.papers import latent_lookahead as ll
@@ -31,7 +32,7 @@ with job(sm):
     else:
         make = {"accuracy_table": an.figure_accuracy_table, "tau_scaling": an.figure_tau_scaling,
                 "ablation_mask": an.figure_ablation_mask}[figure]
-        table = make(an.final_rows(hist), specs, out, sm.params.scale)
+        table = make(final_rows(hist), specs, out, sm.params.scale)
     table.to_csv(sm.output.table, index=False)
     write_figure_record(sm.output.provenance, sm.rule, "workflow/scripts/ll_figure.py", cfg,
                         [read_json(p)["device"] for p in sm.input.runs], CAPTIONS[figure],

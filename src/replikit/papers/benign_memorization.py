@@ -26,6 +26,7 @@ from ..models import StagedNet, build_model
 from ..probes import extract_features, knn_accuracy, knn_predict, to_float
 from ..seeding import derive_seed, seed_everything
 from ..training import LoopConfig, make_optimizer, train_loop
+from . import unique_runs
 
 PAPER = "benign_memorization"
 RUN_PATTERN = r"noise\d{1,3}_(none|crop_flip|light|full)_K(\d+|inf)(_perview)?"
@@ -91,11 +92,7 @@ def experiment_runs(cfg: dict) -> dict[str, list[RunSpec]]:
 
 
 def all_runs(cfg: dict) -> list[RunSpec]:
-    seen: dict[str, RunSpec] = {}
-    for runs in experiment_runs(cfg).values():
-        for r in runs:
-            seen.setdefault(r.name, r)
-    return list(seen.values())
+    return unique_runs(experiment_runs(cfg))
 
 
 # ---------------------------------------------------------------- labels and data

@@ -8,6 +8,8 @@ import pandas as pd
 import seaborn as sns
 
 from .. import plotting
+from ..aggregate import per_seed
+from ..aggregate import seed_diff as diff
 from ..claims import Claim, Part
 from ..io import read_json
 from .benign_memorization import RunSpec
@@ -49,23 +51,6 @@ def load_layers(paths: list[str | Path]) -> pd.DataFrame:
                          "untrained_probe_acc": m["untrained_probe_acc"][stage],
                          "random_label_knn": m["random_label_knn"][stage]})
     return pd.DataFrame(rows)
-
-
-def final_rows(hist: pd.DataFrame) -> pd.DataFrame:
-    """The last evaluation of each (run, seed)."""
-    last = hist.groupby(["run", "seed"])["epoch"].transform("max")
-    return hist[hist["epoch"] == last].reset_index(drop=True)
-
-
-def per_seed(df: pd.DataFrame, run: str, column: str) -> dict[int, float]:
-    sel = df[df["run"] == run]
-    if sel.empty:
-        raise KeyError(run)
-    return dict(zip(sel["seed"].astype(int), sel[column].astype(float), strict=True))
-
-
-def diff(a: dict[int, float], b: dict[int, float]) -> dict[int, float]:
-    return {s: a[s] - b[s] for s in sorted(set(a) & set(b))}
 
 
 # ---------------------------------------------------------------- figures

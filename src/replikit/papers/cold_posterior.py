@@ -43,6 +43,7 @@ from ..posterior import Ensemble, gaussian_prior_energy, prior_parameters
 from ..samplers import SGMCMC, Schedule
 from ..seeding import derive_seed, seed_everything
 from ..training import LoopConfig, steps_per_epoch, train_loop
+from . import unique_runs
 
 PAPER = "cold_posterior"
 RESULTS = "results/cold_posterior"
@@ -129,11 +130,7 @@ def experiment_runs(cfg: dict) -> dict[str, list[RunSpec]]:
 
 
 def all_runs(cfg: dict) -> list[RunSpec]:
-    seen: dict[str, RunSpec] = {}
-    for runs in experiment_runs(cfg).values():
-        for r in runs:
-            seen.setdefault(r.name, r)
-    return list(seen.values())
+    return unique_runs(experiment_runs(cfg))
 
 
 # ---------------------------------------------------------------- data

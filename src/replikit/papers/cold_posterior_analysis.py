@@ -10,6 +10,7 @@ import pandas as pd
 import seaborn as sns
 
 from .. import plotting
+from ..aggregate import seed_diff as diff
 from ..claims import Claim, Part
 from ..io import read_json
 from .cold_posterior import RunSpec
@@ -71,10 +72,6 @@ def optimal_t(df: pd.DataFrame, spec: RunSpec) -> dict[int, float]:
     sel = select(df, spec)
     idx = sel.groupby("seed")["nll"].idxmin()
     return {int(s): math.log10(float(sel.loc[i, "T"])) for s, i in idx.items()}
-
-
-def diff(a: dict[int, float], b: dict[int, float]) -> dict[int, float]:
-    return {s: a[s] - b[s] for s in sorted(set(a) & set(b))}
 
 
 def _cpe_table(df: pd.DataFrame, specs: list[RunSpec], key) -> pd.DataFrame:

@@ -29,6 +29,7 @@ from ..models.scaled import Scaling, build_scaled
 from ..seeding import derive_seed, seed_everything
 from ..tasks.streams import TaskStream, joint_data, permuted_mnist, split_cifar10
 from ..training import LoopConfig, make_optimizer, train_loop
+from . import unique_runs
 
 PAPER = "continual_learning"
 RESULTS = "results/continual_learning"
@@ -130,11 +131,7 @@ def experiment_runs(cfg: dict) -> dict[str, list[RunSpec]]:
 
 
 def all_runs(cfg: dict) -> list[RunSpec]:
-    seen: dict[str, RunSpec] = {}
-    for runs in experiment_runs(cfg).values():
-        for r in runs:
-            seen.setdefault(r.name, r)
-    return list(seen.values())
+    return unique_runs(experiment_runs(cfg))
 
 
 def run_config(cfg: dict, run: str) -> dict:

@@ -23,6 +23,7 @@ from ..models import lookahead_gpt as lg
 from ..seeding import seed_everything
 from ..tasks import planning as pl
 from ..training import LoopConfig, make_optimizer, train_loop
+from . import unique_runs
 
 PAPER = "latent_lookahead"
 RESULTS = "results/latent_lookahead"
@@ -94,11 +95,7 @@ def experiment_runs(cfg: dict) -> dict[str, list[RunSpec]]:
 
 
 def all_runs(cfg: dict) -> list[RunSpec]:
-    seen: dict[str, RunSpec] = {}
-    for runs in experiment_runs(cfg).values():
-        for r in runs:
-            seen.setdefault(r.name, r)
-    return list(seen.values())
+    return unique_runs(experiment_runs(cfg))
 
 
 def tasks_used(cfg: dict) -> list[str]:

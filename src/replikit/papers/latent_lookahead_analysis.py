@@ -8,6 +8,7 @@ import pandas as pd
 import seaborn as sns
 
 from .. import plotting
+from ..aggregate import per_seed
 from ..claims import Claim, Part, difference
 from ..io import read_json
 from .latent_lookahead import RunSpec
@@ -39,16 +40,8 @@ def load_histories(paths: list[str | Path]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def final_rows(hist: pd.DataFrame) -> pd.DataFrame:
-    last = hist.groupby(["run", "seed"])["epoch"].transform("max")
-    return hist[hist["epoch"] == last].reset_index(drop=True)
-
-
-def per_seed(final: pd.DataFrame, run: str, column: str = "exact_match") -> dict[int, float]:
-    sel = final[final["run"] == run]
-    if sel.empty:
-        raise KeyError(run)
-    return dict(zip(sel["seed"].astype(int), sel[column].astype(float), strict=True))
+def exact_match(final: pd.DataFrame, run: str) -> dict[int, float]:
+    return per_seed(final, run, "exact_match")
 
 
 def method_label(row: pd.Series) -> str:
@@ -151,7 +144,7 @@ def claims(runs: dict[str, list[RunSpec]]) -> list[Claim]:
         raise KeyError(f"{task}_{method}")
 
     def ll_vs(label: str, task: str, other: str, f: pd.DataFrame) -> Part:
-        return difference(label, per_seed(f, find(task, "lookahead")), per_seed(f, find(task, other)),
+        return difference(label, exact_match(f, find(task, "lookahead")), exact_match(f, find(task, other)),
                           floor=FLOOR)
 
     def ll1(r: dict) -> list[Part]:
@@ -177,13 +170,13 @@ def claims(runs: dict[str, list[RunSpec]]) -> list[Claim]:
         ordered = sorted(la, key=lambda s: int(taus[s.name].iloc[0]))
         lo, hi = ordered[0], ordered[-1]
         t_lo, t_hi = int(taus[lo.name].iloc[0]), int(taus[hi.name].iloc[0])
-        return [difference(f"exact match at tau={t_hi} minus tau={t_lo}", per_seed(f, hi.name),
-                           per_seed(f, lo.name), floor=FLOOR)]
+        return [difference(f"exact match at tau={t_hi} minus tau={t_lo}", exact_match(f, hi.name),
+                           exact_match(f, lo.name), floor=FLOOR)]
 
     def ll5(r: dict) -> list[Part]:
         bid, cau = runs["ablation_mask"]
         return [difference("bidirectional minus causal latent attention, exact match",
-                           per_seed(r["final"], bid.name), per_seed(r["final"], cau.name), floor=FLOOR)]
+                           exact_match(r["final"], bid.name), exact_match(r["final"], cau.name), floor=FLOOR)]
 
     stat = "paired (per seed) difference in held-out exact match (verifier-scored), final step"
     return [
