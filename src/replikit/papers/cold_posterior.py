@@ -43,7 +43,7 @@ from ..posterior import Ensemble, gaussian_prior_energy, prior_parameters
 from ..samplers import SGMCMC, Schedule
 from ..seeding import derive_seed, seed_everything
 from ..training import LoopConfig, steps_per_epoch, train_loop
-from . import unique_runs
+from . import claim_files, per_seed_files, unique_runs
 
 PAPER = "cold_posterior"
 RESULTS = "results/cold_posterior"
@@ -389,13 +389,11 @@ def run_file(run: str, seed: int | str) -> str:
 def figure_inputs(runs: dict[str, list[RunSpec]], figure: str, seeds: list[int]) -> list[str]:
     """Per-seed metrics a figure aggregates (the temperature sweep's augmented condition also
     feeds the prior and invariance figures' references)."""
-    names = list(dict.fromkeys(r.name for r in runs[figure]))
-    return [run_file(n, s) for n in names for s in seeds]
+    return per_seed_files(run_file, (r.name for r in runs[figure]), seeds)
 
 
 def claim_inputs(runs: dict[str, list[RunSpec]], seeds: list[int]) -> list[str]:
-    names = sorted({r.name for rs in runs.values() for r in rs})
-    return [run_file(n, s) for n in names for s in seeds]
+    return claim_files(run_file, runs, seeds)
 
 
 def targets() -> list[str]:

@@ -29,7 +29,7 @@ from ..models.scaled import Scaling, build_scaled
 from ..seeding import derive_seed, seed_everything
 from ..tasks.streams import TaskStream, joint_data, permuted_mnist, split_cifar10
 from ..training import LoopConfig, make_optimizer, train_loop
-from . import unique_runs
+from . import claim_files, per_seed_files, unique_runs
 
 PAPER = "continual_learning"
 RESULTS = "results/continual_learning"
@@ -291,12 +291,11 @@ def run_file(run: str, seed: int | str) -> str:
 
 
 def figure_inputs(runs: dict[str, list[RunSpec]], figure: str, seeds: list[int]) -> list[str]:
-    return [run_file(r.name, s) for r in runs[figure] for s in seeds]
+    return per_seed_files(run_file, (r.name for r in runs[figure]), seeds)
 
 
 def claim_inputs(runs: dict[str, list[RunSpec]], seeds: list[int]) -> list[str]:
-    names = sorted({r.name for rs in runs.values() for r in rs})
-    return [run_file(n, s) for n in names for s in seeds]
+    return claim_files(run_file, runs, seeds)
 
 
 def targets() -> list[str]:

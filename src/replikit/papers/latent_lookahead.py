@@ -23,7 +23,7 @@ from ..models import lookahead_gpt as lg
 from ..seeding import seed_everything
 from ..tasks import planning as pl
 from ..training import LoopConfig, make_optimizer, train_loop
-from . import unique_runs
+from . import claim_files, per_seed_files, unique_runs
 
 PAPER = "latent_lookahead"
 RESULTS = "results/latent_lookahead"
@@ -294,12 +294,11 @@ def paper_seeds(cfg: dict, default: list[int]) -> list[int]:
 
 
 def figure_inputs(runs: dict[str, list[RunSpec]], figure: str, seeds: list[int]) -> list[str]:
-    return [run_file(r.name, s) for r in runs[figure] for s in seeds]
+    return per_seed_files(run_file, (r.name for r in runs[figure]), seeds)
 
 
 def claim_inputs(runs: dict[str, list[RunSpec]], seeds: list[int]) -> list[str]:
-    names = sorted({r.name for rs in runs.values() for r in rs})
-    return [run_file(n, s) for n in names for s in seeds]
+    return claim_files(run_file, runs, seeds)
 
 
 def targets() -> list[str]:
