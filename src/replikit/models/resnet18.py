@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import torch
-import torchvision
 from torch import nn
 
 from .heads import ProjectorHead
@@ -20,6 +19,8 @@ class ResNet18(StagedNet):
         super().__init__()
         if width != 64:
             raise ValueError("resnet18 has a fixed width of 64; use cnn4 to vary width")
+        import torchvision  # here, not at module level: importing it costs ~2 s per job
+
         net = torchvision.models.resnet18(weights=None)
         net.conv1 = nn.Conv2d(in_channels, 64, 3, stride=1, padding=1, bias=False)
         net.maxpool = nn.Identity()
