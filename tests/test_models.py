@@ -30,3 +30,15 @@ def test_unknown_model_is_rejected():
         assert "vgg" in str(e)
     else:
         raise AssertionError
+
+
+def test_build_model_is_channels_last_and_layout_does_not_change_the_output():
+    torch.manual_seed(0)
+    model = build_model("cnn4", num_classes=10, width=8, projector_width=32).eval()
+    conv = model.stem[0].weight
+    assert conv.is_contiguous(memory_format=torch.channels_last) and not conv.is_contiguous()
+    plain = build_model("cnn4", num_classes=10, width=8, projector_width=32).eval()
+    plain.load_state_dict(model.state_dict())
+    plain = plain.to(memory_format=torch.contiguous_format)
+    x = torch.rand(4, 3, 32, 32)
+    torch.testing.assert_close(model(x), plain(x), rtol=1e-4, atol=1e-5)

@@ -26,7 +26,7 @@ from ..models import StagedNet, build_model
 from ..probes import extract_features, knn_accuracy, knn_predict, to_float
 from ..seeding import derive_seed, seed_everything
 from ..training import LoopConfig, make_optimizer, train_loop
-from . import unique_runs
+from . import claim_files, per_seed_files, unique_runs
 
 PAPER = "benign_memorization"
 RUN_PATTERN = r"noise\d{1,3}_(none|crop_flip|light|full)_K(\d+|inf)(_perview)?"
@@ -279,13 +279,12 @@ def run_file(run: str, seed: int | str, kind: str) -> str:
 def figure_inputs(runs: dict[str, list[RunSpec]], figure: str, seeds: list[int]) -> list[str]:
     """Per-seed files a figure aggregates: layer probes for `probe_per_layer`, metrics otherwise."""
     kind = "layers.json" if figure == "probe_per_layer" else "metrics.json"
-    return [run_file(r.name, s, kind) for r in runs[figure] for s in seeds]
+    return per_seed_files(lambda n, s: run_file(n, s, kind), (r.name for r in runs[figure]), seeds)
 
 
 def claim_inputs(runs: dict[str, list[RunSpec]], seeds: list[int]) -> dict[str, list[str]]:
     """Every run's metrics (once) and the layer probes the claims read."""
-    names = sorted({r.name for rs in runs.values() for r in rs})
-    return {"metrics": [run_file(n, s, "metrics.json") for n in names for s in seeds],
+    return {"metrics": claim_files(lambda n, s: run_file(n, s, "metrics.json"), runs, seeds),
             "layers": figure_inputs(runs, "probe_per_layer", seeds)}
 
 
