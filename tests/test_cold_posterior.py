@@ -165,13 +165,14 @@ def _cfg(**over) -> dict:
 
 
 def test_run_names_round_trip_and_reject_bad_names():
-    for spec in (cp.RunSpec(), cp.RunSpec("inv", "d4", 16, 0.3, "likelihood", 0),
+    for spec in (cp.RunSpec(), cp.RunSpec("inv", "d4", 8, 0.3, "likelihood", 0),
                  cp.RunSpec("plain", "none", None, 1.0, "posterior", 5)):
         assert cp.RunSpec.parse(spec.name) == spec
     import re
     assert re.fullmatch(cp.RUN_PATTERN, cp.RunSpec("inv", "d4", 4, 0.1).name)
     for bad in ("plain_crop_flip_Kinf_prior1_cold_cur0", "cnn_none_Kinf_prior1_posterior_cur0",
-                "plain_none_K4_prior1_posterior_cur0", "plain_none_Kinf_prior0_posterior_cur0"):
+                "plain_none_K4_prior1_posterior_cur0", "plain_none_Kinf_prior0_posterior_cur0",
+                "inv_d4_K16_prior1_posterior_cur0"):  # D4 has 8 elements: K=16 would repeat views
         with pytest.raises(ValueError):
             cp.RunSpec.parse(bad)
 
@@ -289,3 +290,18 @@ def test_claims_follow_the_numbers():
     missing = missing[~missing["run"].str.startswith("inv")]
     rows = evaluate(an.claims(cp.experiment_runs(_cfg()), _cfg()), {"results": missing}, 0.95, 500, 3)
     assert rows[4]["verdict"] == "inconclusive" and "not measurable" in rows[4]["note"]
+
+
+def test_d4_views_of_an_image_are_distinct_group_elements():
+    idx = torch.arange(50).repeat_interleave(8)
+    view = torch.arange(8).repeat(50)
+    g = cp.d4_view_elements(7, idx, view).view(50, 8)
+    assert (g[:, 0] == 0).all()  # view 0 is the clean image
+    assert all(sorted(row.tolist()) == list(range(8)) for row in g)  # 8 views = the whole group
+    assert len({tuple(row.tolist()) for row in g}) > 1  # the order differs between images
+
+
+def test_validation_half_is_fixed_and_disjoint_from_the_judged_half():
+    a, b = cp.validation_mask(101, 3), cp.validation_mask(101, 3)
+    assert torch.equal(a, b) and a.sum() == 50 and (~a).sum() == 51
+    assert not torch.equal(a, cp.validation_mask(101, 4))

@@ -65,11 +65,17 @@ class Ensemble:
         chosen = self.probs[-last:] if last else self.probs
         return torch.stack(chosen).mean(0)
 
-    def metrics(self, labels: torch.Tensor, n_bins: int = 10) -> dict[str, float]:
-        """Ensemble metrics plus those of the last sample alone (`last_*`)."""
-        out = {**predictive_metrics(self.predictive(), labels, n_bins), "n_samples": len(self)}
+    def metrics(self, labels: torch.Tensor, n_bins: int = 10,
+                splits: dict[str, torch.Tensor] | None = None) -> dict[str, float]:
+        """Ensemble metrics plus those of the last sample alone (`last_*`), and the ensemble's
+        metrics on each named subset of the points (`<split>_*`, a boolean mask each)."""
+        probs = self.predictive()
+        out = {**predictive_metrics(probs, labels, n_bins), "n_samples": len(self)}
         last = predictive_metrics(self.predictive(1), labels, n_bins)
         out.update({f"last_{k}": v for k, v in last.items()})
+        for name, mask in (splits or {}).items():
+            part = predictive_metrics(probs[mask.cpu()], labels.cpu()[mask.cpu()], n_bins)
+            out.update({f"{name}_{k}": v for k, v in part.items()})
         return out
 
     def state_dict(self) -> dict:

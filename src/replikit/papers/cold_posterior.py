@@ -72,6 +72,9 @@ class RunSpec:
             raise ValueError(f"bad cold-posterior run: {self}")
         if self.augmentation == "none" and self.n_augs is not None:
             raise ValueError("K fixed views need an augmentation")
+        if self.augmentation == "d4" and self.n_augs is not None and self.n_augs > GROUP_SIZE:
+            raise ValueError(f"cold_posterior.invariance.n_augs: K={self.n_augs} views of the D4 group "
+                             f"would repeat elements (it has {GROUP_SIZE}); use K <= {GROUP_SIZE}")
         if self.prior <= 0 or self.curation < 0 or (self.n_augs is not None and self.n_augs < 1):
             raise ValueError(f"bad prior scale, curation or K in {self}")
 
@@ -142,6 +145,24 @@ def select_subset(n_total: int, n: int | None, seed: int) -> torch.Tensor:
         return torch.arange(n_total)
     g = torch.Generator().manual_seed(derive_seed(seed, "subset"))
     return torch.randperm(n_total, generator=g)[:n].sort().values
+
+
+def validation_mask(n: int, seed: int) -> torch.Tensor:
+    """A fixed half of the held-out images (True) on which temperatures are selected; the other
+    half judges them, so no claim selects and scores on the same images."""
+    order = torch.randperm(n, generator=torch.Generator().manual_seed(seed))
+    mask = torch.zeros(n, dtype=torch.bool)
+    mask[order[: n // 2]] = True
+    return mask
+
+
+def d4_view_elements(seed: int, idx: torch.Tensor, view: torch.Tensor) -> torch.Tensor:
+    """D4 element of view `view` (< 8) of image `idx`: view 0 is the identity, views 1..7 a fixed
+    per-image permutation of the 7 other elements, so K <= 8 views are K distinct elements."""
+    u = aug.hashed_uniforms(seed, idx, GROUP_SIZE - 1)
+    perm = 1 + u.argsort(dim=1)  # (n, 7): a random order of the elements 1..7
+    pick = perm.gather(1, (view.long() - 1).clamp(min=0).view(-1, 1)).view(-1)
+    return torch.where(view == 0, 0, pick)
 
 
 def to_input(images: torch.Tensor, size: int) -> torch.Tensor:
@@ -233,6 +254,7 @@ class Run:
         test = select_subset(data["y_test"].numel(), cfg["n_test"], cfg["subset_seed"] + 1)
         self.x, self.y = self.x.to(device), self.y.to(device)
         self.x_test, self.y_test = to_input(data["x_test"][test], size).to(device), data["y_test"][test]
+        self.val_mask = validation_mask(self.y_test.numel(), cfg["subset_seed"] + 2)
         self.mean = torch.tensor(CIFAR_MEAN, device=device).view(1, 3, 1, 1)
         self.std = torch.tensor(CIFAR_STD, device=device).view(1, 3, 1, 1)
         pad = max(1, size // 8)
@@ -265,8 +287,7 @@ class Run:
         view = torch.randint(0, k, (idx.numel(),), generator=generator)
         u = aug.hashed_uniforms(self.aug_seed, idx * k + view)
         if a == "d4":
-            g = (u[:, 0] * GROUP_SIZE).long().clamp(max=GROUP_SIZE - 1)
-            out = d4_batch(x, torch.where(view == 0, 0, g))
+            out = d4_batch(x, d4_view_elements(self.aug_seed, idx, view.to(idx.device)))
         else:
             out = torch.where((view == 0).view(-1, 1, 1, 1).to(self.device), x,
                               aug.augment(x, u, self.augment_spec))
@@ -362,7 +383,7 @@ class Run:
                              self._loop(c["epochs"] - c["ramp_start"]), self.generator, evaluate,
                              checkpoint=ckpt, progress=progress, fingerprint=f"{fp}T{t:g}",
                              state_objects={"ensemble": ensemble})
-        metrics = ensemble.metrics(self.y_test.cpu())
+        metrics = ensemble.metrics(self.y_test.cpu(), splits={"val": self.val_mask, "heldout": ~self.val_mask})
         losses = [h["train_loss"] for h in history if "train_loss" in h]
         return {"metrics": metrics, "train_loss": losses, "sample_epochs": ensemble.epochs,
                 "sampler_temperature": sampler.temperature, "prior_weight": prior_weight}
