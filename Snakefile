@@ -6,9 +6,15 @@ from pathlib import Path
 
 from snakemake.utils import min_version
 
-from replikit.config import validate_config
+from replikit.config import read_yaml, validate_config
+from replikit.device import check_available
 
 min_version("9.0")
+
+
+# A YAML syntax error in the default config file names its line (Snakemake's own message does not).
+if Path("config/config.yaml").exists():
+    read_yaml("config/config.yaml")
 
 
 configfile: "config/config.yaml"
@@ -17,6 +23,13 @@ configfile: "config/config.yaml"
 # Stops the run before any job starts, naming the offending key.
 ROOT = Path(workflow.basedir)
 validate_config(config, ROOT / "workflow/schemas/config.schema.yaml")
+
+
+# device: cuda on a machine without CUDA stops the run before Snakemake deletes the outputs of the
+# jobs it would rerun (on a cluster the jobs' nodes are checked by the jobs themselves).
+onstart:
+    if workflow.local_exec:
+        check_available(config["device"])
 
 
 wildcard_constraints:

@@ -6,7 +6,9 @@ Sources are tried in the configured order:
   huggingface  `datasets.load_dataset` from the hub
   subset       CIFAR-10 only: the verified `cifar10-subset.npz` (7,728 train + 1,000 test);
                the manifest then carries `subset: true`, which every figure and the report show.
-A corrupt local copy is an error, never silently skipped.
+A corrupt local copy is an error, never silently skipped, and it is found before any other source
+is tried. Prepared data comes only from verified bytes: extracted MNIST files (which torchvision
+reuses when they merely exist) are removed and re-extracted from the verified archives every time.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .io import file_digest, torch_save, write_json
+from .io import file_digest, tensor_digest, torch_save, write_json
 
 CIFAR10_ARCHIVE = ("cifar-10-python.tar.gz", "c58f30108f718f92721af3b95e74349a")
 CIFAR10_URL = "https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz"
@@ -81,6 +83,59 @@ def _find(search_paths: list[str], relative: str) -> Path | None:
     return None
 
 
+def data_identity(data: dict) -> str:
+    """Digest of a loaded dataset's tensors: checkpoints carry it, so data that changed under a
+    killed job make it restart instead of resuming on other data."""
+    return tensor_digest(data["x_train"], data["y_train"], data["x_test"], data["y_test"])
+
+
+def require_count(key: str, n: int | None, available: int, what: str = "training images") -> None:
+    """Raise DataError when config key `key` asks for more items than the prepared data has."""
+    if n is not None and n > available:
+        raise DataError(f"config key '{key}' asks for {n} {what} but the prepared data has only "
+                        f"{available} (resources/data/*/manifest.json says which source, e.g. the "
+                        f"CIFAR-10 subset); lower {key} to at most {available}, or set it to null for all")
+
+
+def _mnist_raw(download_dir: Path) -> Path:
+    return download_dir / "MNIST" / "raw"
+
+
+def _remove_extracted(name: str, download_dir: Path) -> None:
+    """Drop extracted MNIST files: torchvision reuses them when they exist, unverified."""
+    if name == "mnist":
+        for fname in MNIST_FILES:
+            (_mnist_raw(download_dir) / fname.removesuffix(".gz")).unlink(missing_ok=True)
+
+
+def _verified_archives(name: str, download_dir: Path) -> dict[str, str] | None:
+    """path -> md5 of the archives already in `download_dir` when all are there and verified."""
+    wanted = {download_dir / CIFAR10_ARCHIVE[0]: CIFAR10_ARCHIVE[1]} if name == "cifar10" else \
+        {_mnist_raw(download_dir) / f: md5 for f, md5 in MNIST_FILES.items()}
+    if not all(p.exists() and file_digest(p, "md5") == md5 for p, md5 in wanted.items()):
+        return None
+    return {str(p): md5 for p, md5 in wanted.items()}
+
+
+def _local_files(name: str, sources: list[str] | tuple[str, ...]) -> dict[str, str]:
+    """Relative path -> md5 of every local copy the `sources` would read."""
+    files = {}
+    if "local" in sources:
+        files.update({CIFAR10_ARCHIVE[0]: CIFAR10_ARCHIVE[1]} if name == "cifar10" else
+                     {f"MNIST/raw/{f}": md5 for f, md5 in MNIST_FILES.items()})
+    if "subset" in sources and name == "cifar10":
+        files[CIFAR10_SUBSET[0]] = CIFAR10_SUBSET[1]
+    return files
+
+
+def verify_local_copies(name: str, search_paths: list[str], sources: list[str] | tuple[str, ...]) -> None:
+    """Fail at once (before any network source is tried) when a local copy fails its checksum."""
+    for relative, md5 in _local_files(name, sources).items():
+        path = _find(search_paths, relative)
+        if path is not None:
+            verify_md5(path, md5)
+
+
 def _from_torchvision(ds_train, ds_test, classes: list[str]) -> dict:
     def arr(ds) -> torch.Tensor:
         x = torch.as_tensor(np.asarray(ds.data))
@@ -120,22 +175,30 @@ def _local(name: str, search_paths: list[str], download_dir: Path) -> Prepared:
     raw = _find(search_paths, "MNIST/raw")
     if raw is None or not all((raw / f).exists() for f in MNIST_FILES):
         raise SourceUnavailable("no MNIST/raw/*.gz in search paths")
-    dest = download_dir / "MNIST" / "raw"
+    dest = _mnist_raw(download_dir)
     dest.mkdir(parents=True, exist_ok=True)
     files = {}
     for fname, md5 in MNIST_FILES.items():
         files[str(raw / fname)] = verify_md5(raw / fname, md5)
         shutil.copy(raw / fname, dest / fname)  # extract in our folder, never in the source
+    _remove_extracted(name, download_dir)
     t = _torchvision_load(name, download_dir, download=True)
     return Prepared(**t, source=f"local:{raw}", source_files=files)
 
 
 def _download(name: str, download_dir: Path) -> Prepared:
+    """torchvision's download; archives already in `download_dir` that pass their md5 are reused
+    (and the manifest says so: source `cache:<download_dir>`, not a download)."""
+    cached = _verified_archives(name, download_dir)
+    _remove_extracted(name, download_dir)
     try:
         t = _torchvision_load(name, download_dir, download=True)
     except (OSError, RuntimeError, ValueError) as e:  # URLError is an OSError
         raise SourceUnavailable(f"torchvision download failed: {e}") from e
-    return Prepared(**t, source="torchvision-download", source_files={})
+    if cached is not None:
+        return Prepared(**t, source=f"cache:{download_dir}", source_files=cached)
+    return Prepared(**t, source="torchvision-download",
+                    source_files=_verified_archives(name, download_dir) or {})
 
 
 def _huggingface(name: str, download_dir: Path) -> Prepared:
@@ -183,6 +246,7 @@ def prepare(name: str, search_paths: list[str], download_dir: str | Path,
     if name not in DATASETS:
         raise DataError(f"unknown dataset {name!r}; available: {', '.join(DATASETS)}")
     download_dir = Path(download_dir)
+    verify_local_copies(name, search_paths, sources)
     tried = []
     for source in sources:
         try:

@@ -5,12 +5,24 @@ from __future__ import annotations
 import torch
 
 
+class DeviceError(RuntimeError):
+    """The configured device does not exist on this machine."""
+
+
+def check_available(preference: str) -> None:
+    """Raise DeviceError when the config asks for CUDA on a machine without it."""
+    if preference == "cuda" and not torch.cuda.is_available():
+        raise DeviceError(
+            "config key 'device' is 'cuda' but torch finds no CUDA device on this machine "
+            f"(torch {torch.__version__}); set device: auto or cpu (e.g. --config device=cpu), "
+            "or run on a GPU node")
+
+
 def choose_device(preference: str = "auto") -> torch.device:
     """`auto` picks CUDA when present, else CPU; `cpu`/`cuda` force one (cuda must exist)."""
     if preference == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if preference == "cuda" and not torch.cuda.is_available():
-        raise RuntimeError("config asks for device 'cuda' but no CUDA device is available")
+    check_available(preference)
     if preference not in ("cpu", "cuda"):
         raise ValueError(f"unknown device {preference!r}: use auto, cpu or cuda")
     return torch.device(preference)

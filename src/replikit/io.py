@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
+import shutil
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -13,13 +15,38 @@ from typing import Any
 import torch
 
 
+class DiskFullError(OSError):
+    """A write stopped short because the disk is full; the message names the file."""
+
+
+def _is_disk_full(error: BaseException) -> bool:
+    """ENOSPC, or torch's zip writer's "unexpected pos" (its report of a short write)."""
+    if isinstance(error, OSError):
+        return error.errno in (errno.ENOSPC, errno.EDQUOT)
+    return isinstance(error, RuntimeError) and "unexpected pos" in str(error)
+
+
+def _disk_full_error(path: Path) -> DiskFullError:
+    try:
+        free = f"{shutil.disk_usage(path.parent).free / 2**20:.0f} MiB free there now"
+    except OSError:
+        free = "free space unknown"
+    return DiskFullError(f"no space left on device while writing {path} ({free}); "
+                         "free some space (or move results/ to a bigger disk) and rerun")
+
+
 def _atomic(path: str | os.PathLike, write: Callable[[str], None]) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     os.close(fd)
     try:
-        write(tmp)
+        try:
+            write(tmp)
+        except (OSError, RuntimeError) as e:
+            if _is_disk_full(e):
+                raise _disk_full_error(path) from e
+            raise
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; give the usual permissions
@@ -61,4 +88,14 @@ def file_digest(path: str | os.PathLike, algorithm: str = "sha256") -> str:
     with open(path, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
+    return h.hexdigest()
+
+
+def tensor_digest(*tensors: torch.Tensor) -> str:
+    """sha256 of the dtypes, shapes and bytes of `tensors` (the identity of a run's input data)."""
+    h = hashlib.sha256()
+    for t in tensors:
+        t = t.detach().cpu().contiguous()
+        h.update(f"{t.dtype}{tuple(t.shape)}".encode())
+        h.update(t.view(torch.uint8).numpy().tobytes() if t.numel() else b"")
     return h.hexdigest()

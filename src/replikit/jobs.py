@@ -1,11 +1,14 @@
-"""Glue for Snakemake `script:` jobs: log redirection, thread pinning, device choice."""
+"""Glue for Snakemake `script:` jobs: a per-job lock, log redirection, thread pinning, device choice."""
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
+import os
 import sys
 import traceback
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -13,25 +16,57 @@ import torch
 from .device import choose_device, set_threads
 
 
+class JobLockedError(RuntimeError):
+    """Another live process is running the same job (same outputs)."""
+
+
+def lock_path(snakemake: Any) -> Path:
+    """The job's lock file: next to its log (or its first output when it has no log)."""
+    return Path(f"{snakemake.log[0] if snakemake.log else snakemake.output[0]}.lock")
+
+
+@contextlib.contextmanager
+def exclusive(path: Path, rule: str, outputs: list[str]) -> Iterator[None]:
+    """Hold an exclusive flock on `path` for the job's lifetime; refuse when a live process holds
+    it (the kernel releases it when its holder dies, so a killed job never blocks its rerun)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
+            raise JobLockedError(
+                f"another process (pid {holder}) is already running rule {rule} for {', '.join(outputs)} "
+                f"(lock {path}). Two runs of one job would overwrite each other's checkpoint, log and "
+                "outputs, so this one stops; wait for the other run to finish, then rerun") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        yield
+    finally:
+        os.close(fd)
+
+
 @contextlib.contextmanager
 def job(snakemake: Any) -> Iterator[torch.device]:
-    """Send stdout/stderr to the rule's log, pin torch threads to the rule's `threads`, and
-    yield the configured device. A failure is written to the log and re-raised, so the job
-    fails and Snakemake removes its outputs."""
+    """Lock the job against a concurrent run of itself, send stdout/stderr to the rule's log, pin
+    torch threads to the rule's `threads`, and yield the device of config key `device` (read from
+    the config, not a rule param, so changing it never reruns finished jobs). A failure is written
+    to the log and re-raised, so the job fails and Snakemake removes its outputs."""
     log_path = snakemake.log[0] if snakemake.log else None
-    stream = open(log_path, "w", buffering=1) if log_path else None
     with contextlib.ExitStack() as stack:
-        if stream is not None:
-            stack.callback(stream.close)
+        stack.enter_context(exclusive(lock_path(snakemake), snakemake.rule, list(snakemake.output)))
+        if log_path:
+            stream = stack.enter_context(open(log_path, "w", buffering=1))
             stack.enter_context(contextlib.redirect_stdout(stream))
             stack.enter_context(contextlib.redirect_stderr(stream))
-        set_threads(snakemake.threads)
-        device = choose_device(getattr(snakemake.params, "device", "auto") or "auto")
-        print(f"[replikit] rule {snakemake.rule}: device {device}, {snakemake.threads} thread(s)")
         try:
+            set_threads(snakemake.threads)
+            device = choose_device(snakemake.config.get("device", "auto"))
+            print(f"[replikit] rule {snakemake.rule}: device {device}, {snakemake.threads} thread(s)")
             yield device
         except BaseException:
             traceback.print_exc()
-            if stream is not None:
+            if log_path:
                 print(f"rule {snakemake.rule} failed; see {log_path}", file=sys.__stderr__)
             raise

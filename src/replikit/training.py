@@ -10,10 +10,12 @@ again resumes and ends bitwise identical to an uninterrupted one (on CPU).
 from __future__ import annotations
 
 import math
+import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import torch
 from torch import nn
@@ -49,6 +51,22 @@ def check_finite(loss: torch.Tensor, epoch: int, step: int) -> None:
         )
 
 
+def load_checkpoint(path: str | Path | None, load: Callable[[Path], Any] | None = None) -> Any:
+    """The checkpoint at `path` (None when there is none). An unreadable one (truncated, corrupt)
+    is moved aside to `<name>.corrupt`, named on stderr, and None is returned: training restarts."""
+    if path is None or not Path(path).exists():
+        return None
+    path = Path(path)
+    try:
+        return load(path) if load is not None else torch.load(path, weights_only=False)
+    except Exception as e:  # torch, pickle and json raise many kinds for a damaged file
+        aside = path.with_name(path.name + ".corrupt")
+        os.replace(path, aside)
+        print(f"checkpoint {path} is unreadable ({type(e).__name__}: {str(e)[:200]}); moved it to "
+              f"{aside}, training restarts from scratch", file=sys.stderr)
+        return None
+
+
 def _batches(n: int, cfg: LoopConfig, generator: torch.Generator) -> list[torch.Tensor]:
     perm = torch.randperm(n, generator=generator)
     size = min(cfg.batch_size, n)
@@ -73,9 +91,10 @@ def train_loop(model: nn.Module, optimizer: torch.optim.Optimizer, loss_fn: Loss
     state_objects = state_objects or {}
     start, history = 0, []
     ckpt = Path(checkpoint) if checkpoint else None
-    state = torch.load(ckpt, weights_only=False) if ckpt is not None and ckpt.exists() else None
+    state = load_checkpoint(ckpt)
     if state is not None and state.get("fingerprint") != fingerprint:
-        print(f"ignoring {ckpt}: it belongs to another configuration", file=sys.stderr)
+        print(f"ignoring {ckpt}: it belongs to another configuration or other input data; "
+              "training starts from scratch", file=sys.stderr)
         state = None
     if state is not None:
         model.load_state_dict(state["model"])

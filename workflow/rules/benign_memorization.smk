@@ -19,7 +19,6 @@ rule bm_train:
         model=bm.run_file("{bm_run}", "{seed}", "model.pt"),
     params:
         cfg=BM_TRAINING,
-        device=config["device"],
         checkpoint=lambda w: f"{bm.RESULTS}/checkpoints/{w.bm_run}_seed{w.seed}.ckpt",
     log:
         "logs/benign_memorization/train/{bm_run}/seed{seed}.log",
@@ -44,7 +43,6 @@ rule bm_probe_layers:
         bm.run_file("{bm_run}", "{seed}", "layers.json"),
     params:
         cfg=BM_TRAINING,
-        device=config["device"],
     log:
         "logs/benign_memorization/probe_layers/{bm_run}/seed{seed}.log",
     benchmark:

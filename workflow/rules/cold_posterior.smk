@@ -19,7 +19,6 @@ rule cp_sample:
         cp.run_file("{cp_run}", "{seed}"),
     params:
         cfg=CP_TRAINING,
-        device=config["device"],
         workdir=lambda w: f"{cp.RESULTS}/checkpoints/{w.cp_run}_seed{w.seed}",
     log:
         "logs/cold_posterior/sample/{cp_run}/seed{seed}.log",

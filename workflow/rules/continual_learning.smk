@@ -19,7 +19,6 @@ rule cl_train:
         cl.run_file("{cl_run}", "{seed}"),
     params:
         cfg=lambda w: cl.run_config(CL, w.cl_run),
-        device=config["device"],
         checkpoint=lambda w: f"{cl.RESULTS}/checkpoints/{w.cl_run}_seed{w.seed}.json",
     log:
         "logs/continual_learning/train/{cl_run}/seed{seed}.log",

@@ -37,7 +37,6 @@ rule ll_train:
         metrics=ll.run_file("{ll_run}", "{seed}"),
     params:
         cfg=lambda w: ll.training_config(LL, ll.RunSpec.parse(w.ll_run).task),
-        device=config["device"],
         checkpoint=lambda w: f"{ll.RESULTS}/checkpoints/{w.ll_run}_seed{w.seed}.ckpt",
     log:
         "logs/latent_lookahead/train/{ll_run}/seed{seed}.log",
@@ -62,7 +61,6 @@ rule ll_benchmark:
     params:
         cfg=ll.training_config(LL, LL["benchmark"]["task"]),
         bench=LL["benchmark"],
-        device=config["device"],
     log:
         "logs/latent_lookahead/benchmark.log",
     benchmark:

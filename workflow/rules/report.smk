@@ -9,7 +9,6 @@ rule benchmark_training_loop:
     params:
         bench=config["benchmark"],
         model=config["benign_memorization"]["model"],
-        device=config["device"],
     log:
         "logs/benchmarks/training_loop.log",
     benchmark:

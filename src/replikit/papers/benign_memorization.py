@@ -22,6 +22,7 @@ import torch
 import torch.nn.functional as F
 
 from .. import augment as aug
+from ..data import data_identity, require_count
 from ..models import StagedNet, build_model
 from ..probes import extract_features, knn_accuracy, knn_predict, to_float
 from ..seeding import derive_seed, seed_everything
@@ -133,6 +134,9 @@ class Run:
     def __init__(self, spec: RunSpec, cfg: dict, data: dict, seed: int, device: torch.device) -> None:
         self.spec, self.cfg, self.seed, self.device = spec, cfg, seed, device
         self.num_classes = len(data["classes"])
+        self.data_id = data_identity(data)
+        for key in ("n_train", "probe_fit_size"):
+            require_count(f"benign_memorization.{key}", cfg[key], data["y_train"].numel())
         idx = select_subset(data["y_train"].numel(), cfg["n_train"], cfg["subset_seed"])
         fit = select_subset(data["y_train"].numel(), cfg["probe_fit_size"], cfg["subset_seed"] + 1)
         self.x = data["x_train"][idx].to(device)  # uint8, converted per batch
@@ -224,7 +228,7 @@ class Run:
                              c["optimizer"]["weight_decay"])
         loop = LoopConfig(epochs=c["epochs"], batch_size=c["batch_size"], eval_every=c["eval_every"],
                           checkpoint_every=c["checkpoint_every"])
-        fingerprint = json.dumps([self.spec.name, self.seed, c], sort_keys=True)
+        fingerprint = json.dumps([self.spec.name, self.seed, c, self.data_id], sort_keys=True)
         return train_loop(self.model, opt, self.loss, self.n, loop, self.generator, self.evaluate,
                           checkpoint=checkpoint, progress=progress, fingerprint=fingerprint)
 

@@ -35,6 +35,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from .. import augment as aug
+from ..data import data_identity, require_count
 from ..io import torch_save
 from ..models.convnet import ConvNet
 from ..models.invariant import GROUP_SIZE, Canonicalize, GroupAverage, d4_batch
@@ -42,7 +43,7 @@ from ..models.resnet20 import ResNet20
 from ..posterior import Ensemble, gaussian_prior_energy, prior_parameters
 from ..samplers import SGMCMC, Schedule
 from ..seeding import derive_seed, seed_everything
-from ..training import LoopConfig, steps_per_epoch, train_loop
+from ..training import LoopConfig, load_checkpoint, steps_per_epoch, train_loop
 from . import claim_files, per_seed_files, unique_runs
 
 PAPER = "cold_posterior"
@@ -241,6 +242,9 @@ class Run:
     def __init__(self, spec: RunSpec, cfg: dict, data: dict, seed: int, device: torch.device) -> None:
         self.spec, self.cfg, self.seed, self.device = spec, cfg, seed, device
         self.num_classes = len(data["classes"])
+        self.data_id = data_identity(data)
+        require_count("cold_posterior.n_train", cfg["n_train"], data["y_train"].numel())
+        require_count("cold_posterior.n_test", cfg["n_test"], data["y_test"].numel(), "test images")
         size = cfg["image_size"]
         if spec.curation:
             x_pool = to_input(data["x_train"], size)
@@ -343,12 +347,11 @@ class Run:
         finished phases, so a killed job resumes where it stopped and collects the same samples."""
         c, work = self.cfg, Path(workdir)
         work.mkdir(parents=True, exist_ok=True)
-        fp = json.dumps([self.spec.name, self.seed, training_config(c)], sort_keys=True)
+        fp = json.dumps([self.spec.name, self.seed, training_config(c), self.data_id], sort_keys=True)
         sampler = self.make_sampler()
         warm_file = work / "burnin_done.pt"
-        if warm_file.exists() and torch.load(warm_file, weights_only=False)["fingerprint"] == fp:
-            warm = torch.load(warm_file, weights_only=False)
-        else:
+        warm = load_checkpoint(warm_file)
+        if warm is None or warm["fingerprint"] != fp:
             train_loop(self.model, sampler, self.make_loss(1.0), self.n, self._loop(c["ramp_start"]),
                        self.generator, None, checkpoint=work / "burnin.ckpt", progress=progress,
                        fingerprint=fp + "burnin")
@@ -358,8 +361,9 @@ class Run:
         out = {}
         for t in branch_temperatures(c):
             done = work / f"T{t:g}_done.pt"
-            if done.exists() and torch.load(done, weights_only=False)["fingerprint"] == fp:
-                out[t] = torch.load(done, weights_only=False)["result"]
+            finished = load_checkpoint(done)
+            if finished is not None and finished["fingerprint"] == fp:
+                out[t] = finished["result"]
                 continue
             out[t] = self._branch(t, warm, sampler, work / f"T{t:g}.ckpt", fp, progress)
             torch_save(done, {"result": out[t], "fingerprint": fp})

@@ -24,11 +24,12 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from ..io import read_json, write_json
+from ..data import require_count
+from ..io import read_json, tensor_digest, write_json
 from ..models.scaled import Scaling, build_scaled
 from ..seeding import derive_seed, seed_everything
 from ..tasks.streams import TaskStream, joint_data, permuted_mnist, split_cifar10
-from ..training import LoopConfig, make_optimizer, train_loop
+from ..training import LoopConfig, load_checkpoint, make_optimizer, train_loop
 from . import claim_files, per_seed_files, unique_runs
 
 PAPER = "continual_learning"
@@ -174,7 +175,18 @@ def cl_metrics(acc: torch.Tensor, loss: torch.Tensor) -> dict[str, float]:
 # ---------------------------------------------------------------- training
 
 
+def check_counts(spec: RunSpec, cfg: dict, data: dict) -> None:
+    """n_train / n_test may not exceed the images of a task (an error, never a silent clamp)."""
+    for split in ("train", "test"):
+        y = data[f"y_{split}"]
+        available = y.numel() if spec.stream != "splitcifar10" else \
+            min(int(((y == 2 * t) | (y == 2 * t + 1)).sum()) for t in range(cfg["n_tasks"]))
+        require_count(f"continual_learning.n_{split}", cfg[f"n_{split}"], available,
+                      f"{split} images per task")
+
+
 def build_stream(spec: RunSpec, cfg: dict, data: dict, seed: int, device: torch.device) -> TaskStream:
+    check_counts(spec, cfg, data)
     if spec.stream == "splitcifar10":
         return split_cifar10(data, cfg["n_tasks"], cfg["n_train"], cfg["n_test"], seed, device)
     return permuted_mnist(data, cfg["n_tasks"], spec.permuted_fraction, cfg["n_train"], cfg["n_test"],
@@ -260,14 +272,14 @@ def run_sweep(spec: RunSpec, cfg: dict, data: dict, seed: int, device: torch.dev
               checkpoint: str | Path | None = None) -> list[dict]:
     """Train every network of the run; after each one, save progress so a restart resumes there."""
     stream = build_stream(spec, cfg, data, seed, device)
-    fingerprint = json.dumps([spec.name, seed, cfg], sort_keys=True)
+    data_id = tensor_digest(*stream.x_train, *stream.y_train, *stream.x_test, *stream.y_test)
+    fingerprint = json.dumps([spec.name, seed, cfg, data_id], sort_keys=True)
     ckpt = Path(checkpoint) if checkpoint else None
     done: list[dict] = []
-    if ckpt is not None and ckpt.exists():
-        state = read_json(ckpt)
-        if state.get("fingerprint") == fingerprint:
-            done = state["items"]
-            print(f"resumed {spec.name} seed {seed} after {len(done)} networks")
+    state = load_checkpoint(ckpt, read_json)
+    if state is not None and state.get("fingerprint") == fingerprint:
+        done = state["items"]
+        print(f"resumed {spec.name} seed {seed} after {len(done)} networks")
     for scaling in spec.items(cfg)[len(done):]:
         done.append(train_item(spec, scaling, stream, cfg, seed, device))
         print(f"{spec.name} seed {seed}: {scaling} done", flush=True)

@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass
 
 import torch
 
+from ..io import tensor_digest
 from ..models import lookahead_gpt as lg
 from ..seeding import seed_everything
 from ..tasks import planning as pl
@@ -122,6 +123,7 @@ class Run:
         self.spec, self.cfg, self.seed, self.device = spec, cfg, seed, device
         self.train_prompt, self.train_answer = (t.to(device) for t in pl.to_tensors(ds, "train"))
         test_prompt, test_answer = pl.to_tensors(ds, "test")
+        self.data_id = tensor_digest(self.train_prompt, self.train_answer, test_prompt, test_answer)
         k = cfg["eval_max"]
         self.test_prompt, self.test_answer = test_prompt[:k].to(device), test_answer[:k].to(device)
         self.answer_len = self.train_answer.shape[1]
@@ -181,7 +183,7 @@ class Run:
         opt = make_optimizer(o["name"], self.model.parameters(), o["lr"])
         loop = LoopConfig(epochs=t["epochs"], batch_size=t["batch_size"], eval_every=t["eval_every"],
                           checkpoint_every=t["checkpoint_every"])
-        fingerprint = json.dumps([self.spec.name, self.seed, self.cfg], sort_keys=True)
+        fingerprint = json.dumps([self.spec.name, self.seed, self.cfg, self.data_id], sort_keys=True)
         return train_loop(self.model, opt, self.loss, self.n, loop, self.generator, self.evaluate,
                           checkpoint=checkpoint, progress=progress, fingerprint=fingerprint,
                           state_objects={"torch_rng": TorchRNG()})
