@@ -258,8 +258,8 @@ def test_a_job_that_a_live_process_runs_is_refused(tmp_path):
                 pass
         assert str(err.value) == (
             f"another process (pid {holder.pid}) is already running rule bm_train for {out} "
-            f"(lock {log}.lock). Two runs of one job would overwrite each other's checkpoint, log and outputs, so this one "
-            "stops; wait for the other run to finish, then rerun")
+            f"(lock {log}.lock). Two runs of one job would overwrite each other's checkpoint, log and "
+            "outputs, so this one stops; wait for the other run to finish, then rerun")
         assert "epoch 1 of the first run" in log.read_text()  # the running job's log is untouched
     finally:
         holder.kill()

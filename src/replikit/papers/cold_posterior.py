@@ -387,7 +387,8 @@ class Run:
                              self._loop(c["epochs"] - c["ramp_start"]), self.generator, evaluate,
                              checkpoint=ckpt, progress=progress, fingerprint=f"{fp}T{t:g}",
                              state_objects={"ensemble": ensemble})
-        metrics = ensemble.metrics(self.y_test.cpu(), splits={"val": self.val_mask, "heldout": ~self.val_mask})
+        metrics = ensemble.metrics(self.y_test.cpu(),
+                                   splits={"val": self.val_mask, "heldout": ~self.val_mask})
         losses = [h["train_loss"] for h in history if "train_loss" in h]
         return {"metrics": metrics, "train_loss": losses, "sample_epochs": ensemble.epochs,
                 "sampler_temperature": sampler.temperature, "prior_weight": prior_weight}
