@@ -78,6 +78,20 @@ def test_checkpoint_of_other_input_data_is_not_resumed(tiny_images, tmp_path, ca
     assert resumed == _bm_run(other).train(progress=False)
 
 
+def test_continual_learning_progress_on_other_data_is_not_resumed(monkeypatch, tmp_path):
+    from replikit.papers import continual_learning as cl
+    from tests.test_continual_learning import CFG, synthetic_stream
+
+    spec, cpu = cl.RunSpec("seq", "pmnist100", "mup", 32), torch.device("cpu")
+    cfg = {**CFG, "gammas": [0.5, 1.0]}
+    ckpt = tmp_path / "progress.json"
+    monkeypatch.setattr(cl, "build_stream", lambda *a, **k: synthetic_stream(seed=0))
+    old = cl.run_sweep(spec, cfg, {}, 0, cpu, checkpoint=ckpt)  # leaves the progress of both networks
+    monkeypatch.setattr(cl, "build_stream", lambda *a, **k: synthetic_stream(seed=1))  # other data
+    resumed = cl.run_sweep(spec, cfg, {}, 0, cpu, checkpoint=ckpt)
+    assert resumed == cl.run_sweep(spec, cfg, {}, 0, cpu) and resumed != old
+
+
 # ---------------------------------------------------------------- 3. device is no rule param
 
 
