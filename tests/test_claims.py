@@ -1,19 +1,47 @@
 import pytest
 
-from replikit.claims import Claim, Part, combine, evaluate
+from replikit.claims import Claim, MissingResult, Part, combine, combine_magnitudes, difference, evaluate
 
 
-def _decide(values, threshold=0.0, direction="above", min_seeds=3):
-    return Part("x", dict(enumerate(values)), threshold, direction).decide(0.95, 2000, min_seeds).verdict
+def _part(values, threshold=0.0, direction="above", paper_value=None, min_seeds=5, level=0.90):
+    return Part("x", dict(enumerate(values)), threshold, direction, paper_value).decide(level, min_seeds)
 
 
-def test_part_verdicts_follow_the_ci():
-    assert _decide([0.2, 0.3, 0.25]) == "replicated"
-    assert _decide([-0.2, -0.3, -0.25]) == "not replicated"
-    assert _decide([-0.2, 0.3, 0.25]) == "inconclusive"
-    assert _decide([0.2, 0.3]) == "inconclusive"  # fewer seeds than min_seeds
-    assert _decide([0.5, 0.6, 0.55], threshold=0.9, direction="below") == "replicated"
-    assert _decide([0.95, 0.97, 0.99], threshold=0.9, direction="below") == "not replicated"
+def test_part_verdicts_follow_the_interval_and_the_sign_flip_test():
+    assert _part([0.2, 0.3, 0.25, 0.22, 0.28]).verdict == "replicated"
+    assert _part([-0.2, -0.3, -0.25, -0.22, -0.28]).verdict == "not replicated"
+    assert _part([-0.2, 0.3, 0.25, 0.1, 0.05]).verdict == "inconclusive"
+    assert _part([0.5, 0.6, 0.55, 0.52, 0.58], threshold=0.9, direction="below").verdict == "replicated"
+    assert _part([0.95, 0.97, 0.99, 0.96, 0.98], threshold=0.9, direction="below").verdict == "not replicated"
+
+
+def test_three_seeds_cannot_reach_the_level_however_large_the_effect():
+    # The sign-flip test's smallest p-value with 3 seeds is 1/8 > 0.05.
+    part = _part([0.2, 0.3, 0.25], min_seeds=2)
+    assert part.verdict == "inconclusive" and part.p_value == pytest.approx(1 / 8)
+
+
+def test_a_negative_seed_blocks_replicated_even_with_a_positive_interval():
+    # The 90 % t-interval of [3, 3, 3, 3, -0.1] is about [1.06, 3.70], above 0; but the sign-flip
+    # p-value is 2/32 > 0.05 (the t-interval alone over-trusts 5 points), so it is not "replicated".
+    part = _part([3.0, 3.0, 3.0, 3.0, -0.1])
+    assert part.p_value == pytest.approx(2 / 32) and part.verdict == "inconclusive"
+
+
+def test_student_t_interval_is_wider_than_the_seed_range_at_few_seeds():
+    part = _part([0.1, 0.5, 0.9], min_seeds=2)
+    assert part.ci_low < 0.1 and part.ci_high > 0.9  # the old bootstrap gave exactly [0.1, 0.9]
+
+
+def test_magnitude_compares_the_interval_with_the_paper_value():
+    values = [0.10, 0.12, 0.11, 0.09, 0.13]
+    assert _part(values, paper_value=0.11).magnitude == "consistent"
+    assert _part(values, paper_value=0.155).magnitude == "smaller"
+    assert _part(values, paper_value=0.02).magnitude == "larger"
+    assert _part(values).magnitude == "no paper number"
+    assert combine_magnitudes(["consistent", "no paper number"]) == "consistent"
+    assert combine_magnitudes(["smaller", "consistent"]) == "mixed (consistent, smaller)"
+    assert combine_magnitudes(["no paper number"]) == "no paper number"
 
 
 def test_combine():
@@ -23,26 +51,58 @@ def test_combine():
     assert combine([]) == "inconclusive"
 
 
-def test_evaluate_reports_missing_conditions_as_inconclusive():
+GAP = {0: 0.1, 1: 0.2, 2: 0.15, 3: 0.12, 4: 0.18}
+
+
+def test_a_missing_run_or_metric_fails_naming_it():
+    def misspelled(results):
+        return [Part("gap", results["gpa"], 0.0)]  # a typo in the metric's name
+
+    with pytest.raises(MissingResult, match="claim B: missing 'gpa'"):
+        evaluate([Claim("B", "s", "v", "src", "stat", "rule", misspelled)], {"gap": GAP})
+
+
+def test_not_measurable_only_where_the_claim_declares_it():
+    def needs_maze(results):
+        return [Part("maze gap", results["maze"], 0.0)]
+
+    claim = Claim("M", "s", "v", "src", "stat", "rule", needs_maze,
+                  not_measurable=lambda cfg: "" if "maze" in cfg["tasks"] else "no maze runs at this scale")
+    row = evaluate([claim], {"gap": GAP}, cfg={"tasks": ["sudoku4"]})[0]
+    assert row["verdict"] == "inconclusive" and row["measurable"] is False
+    assert row["note"] == "not measurable at this scale: no maze runs at this scale"
+    with pytest.raises(MissingResult, match="maze"):  # declared measurable, yet the runs are missing
+        evaluate([claim], {"gap": GAP}, cfg={"tasks": ["maze"]})
+
+
+def test_rows_carry_direction_magnitude_and_fidelity():
     def measure(results):
-        return [Part("gap", results["gap"], 0.0)]
+        return [Part("gap", results["gap"], 0.0, paper_value=0.5)]
 
-    def missing(results):
-        raise KeyError("noise100_full_K4")
+    devs = [{"key": "model.width", "ours": 8, "paper": 64}, {"key": "grid.k", "ours": [1], "paper": [1, 2]},
+            {"key": "other.k", "ours": 1, "paper": 2}]
+    rows = evaluate([Claim("A", "s", "v", "src", "stat", "rule", measure, uses=("grid",)),
+                     Claim("C", "s", "v", "src", "stat", "rule", measure, uses=("other",))],
+                    {"gap": GAP}, deviations=devs)
+    a, c = rows
+    assert a["verdict"] == "replicated" and a["magnitude"] == "smaller" and a["n_seeds"] == 5
+    assert a["fidelity"] == "proxy" and [d["key"] for d in a["deviations"]] == ["model.width", "grid.k"]
+    assert [d["key"] for d in c["deviations"]] == ["model.width", "other.k"]
+    faithful = evaluate([Claim("A", "s", "v", "src", "stat", "rule", measure)], {"gap": GAP}, deviations=[])
+    assert faithful[0]["fidelity"] == "faithful" and faithful[0]["deviations"] == []
 
-    claims = [Claim("A", "s", "v", "src", "stat", "rule", measure),
-              Claim("B", "s", "v", "src", "stat", "rule", missing)]
-    rows = evaluate(claims, {"gap": {0: 0.1, 1: 0.2, 2: 0.15}}, n_boot=1000)
-    assert rows[0]["verdict"] == "replicated" and rows[0]["n_seeds"] == 3
-    assert rows[0]["parts"][0]["mean"] == pytest.approx(0.15)
-    assert rows[1]["verdict"] == "inconclusive" and "noise100_full_K4" in rows[1]["note"]
+
+def test_fewer_seeds_than_the_level_needs_is_inconclusive_with_the_reason():
+    def measure(results):
+        return [Part("gap", {0: 0.1, 1: 0.2, 2: 0.15}, 0.0)]
+
+    row = evaluate([Claim("A", "s", "v", "src", "stat", "rule", measure)], {}, min_seeds=3)[0]
+    assert row["verdict"] == "inconclusive" and "at least 5 are needed" in row["note"]
 
 
 def test_difference_at_a_floor_is_inconclusive_not_a_verdict():
-    from replikit.claims import Claim, difference, evaluate
-
-    zeros = {0: 0.0, 1: 0.0, 2: 0.0}
-    learned = {0: 0.3, 1: 0.25, 2: 0.4}
+    zeros = {s: 0.0 for s in range(5)}
+    learned = {0: 0.3, 1: 0.25, 2: 0.4, 3: 0.35, 4: 0.3}
 
     def both_at_floor(_):
         return [difference("a minus b", zeros, zeros, floor=0.0)]
@@ -51,6 +111,6 @@ def test_difference_at_a_floor_is_inconclusive_not_a_verdict():
         return [difference("a minus b", zeros, learned, floor=0.0)]
 
     rows = evaluate([Claim("F-1", "s", "v", "src", "stat", "CI > 0", both_at_floor),
-                     Claim("F-2", "s", "v", "src", "stat", "CI > 0", one_learned)], {}, n_boot=200)
+                     Claim("F-2", "s", "v", "src", "stat", "CI > 0", one_learned)], {})
     assert rows[0]["verdict"] == "inconclusive" and "floor" in rows[0]["note"]
     assert rows[1]["verdict"] == "not replicated" and rows[1]["note"] == ""

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 import pytest
 import torch
 
-from replikit.claims import evaluate
+from replikit.claims import MissingResult, evaluate
 from replikit.models.invariant import Canonicalize, GroupAverage, d4, d4_batch
 from replikit.papers import cold_posterior as cp
 from replikit.papers import cold_posterior_analysis as an
@@ -255,41 +256,71 @@ def test_diverging_chain_fails_clearly(tiny_images, tmp_path):
 # ---------------------------------------------------------------- claims on synthetic results
 
 
-def _results(cold_gain: float) -> pd.DataFrame:
-    """Synthetic results: NLL at T=1 is `cold_gain` worse than at T=0.1 for augmented runs."""
+def _results(cold_gain: float, seeds: int = 5) -> pd.DataFrame:
+    """Synthetic results: NLL at T=1 is `cold_gain` worse than at the best T (0.1 for augmented
+    runs, 1/K for the plain model with K views, 1 for the invariant one), on both held-out halves."""
     cfg = _cfg()
     rows = []
     for spec in cp.all_runs(cfg):
-        for seed in range(4):
+        for seed in range(seeds):
             jitter = 0.001 * seed
-            for t in (0.0, 1.0, 0.1, 0.01):
+            for t in (0.0, 1.0, 0.3, 0.1, 0.01):
                 if spec.model == "plain" and spec.augmentation == "d4":
                     best = 1.0 / (spec.n_augs or 1)
                 else:
                     best = 1.0 if spec.model == "inv" else 0.1
-                gain = cold_gain * (1 + spec.curation + (spec.prior > 0.5)) if spec.augmentation != "none" \
-                    or spec.curation else 0.3 * cold_gain * (1 + spec.curation)
+                gain = cold_gain * (1 + spec.curation + (spec.prior > 0.5) + (spec.temper == "likelihood")) \
+                    if spec.augmentation != "none" or spec.curation else 0.3 * cold_gain * (1 + spec.curation)
+                if spec.temper == "prior":
+                    gain *= 0.5
                 nll = 1.0 + gain * abs(math.log10(max(t, 1e-3)) - math.log10(best)) + jitter
                 rows.append({"run": spec.name, "seed": seed, "T": t, "nll": nll, "accuracy": 0.5 - 0.1 * nll,
+                             "val_nll": nll, "heldout_nll": nll + 0.01, "heldout_accuracy": 0.5 - 0.1 * nll,
                              "last_nll": nll, "last_accuracy": 0.5})
     return pd.DataFrame(rows)
 
 
-def _verdicts(df: pd.DataFrame) -> dict[str, str]:
+def _rows(df: pd.DataFrame) -> dict[str, dict]:
     cfg = _cfg()
-    rows = evaluate(an.claims(cp.experiment_runs(cfg), cfg), {"results": df}, 0.95, 500, 3)
-    return {r["id"]: r["verdict"] for r in rows}
+    return {r["id"]: r for r in evaluate(an.claims(cp.experiment_runs(cfg), cfg), {"results": df}, cfg=cfg)}
 
 
 def test_claims_follow_the_numbers():
-    v = _verdicts(_results(0.2))
-    assert v == {f"CPE-{i}": "replicated" for i in range(1, 6)}, v
-    flat = _verdicts(_results(0.0).assign(nll=lambda d: 1.0 + 0.001 * d["seed"]))
-    assert flat["CPE-1"] == "not replicated" and flat["CPE-3"] == "not replicated"
+    rows = _rows(_results(0.2))
+    assert {k: r["verdict"] for k, r in rows.items()} == {
+        **{f"CPE-{i}": "replicated" for i in range(1, 7)}, "CPE-7": "inconclusive"}
+    assert rows["CPE-7"]["note"] == ("not measurable at this scale: no run tempers the likelihood only "
+                                     "(cold_posterior.prior.tempering)")
+    assert rows["CPE-1"]["parts"][0]["paper_value"] == pytest.approx(0.14)
+    # T = 1 slightly best on both halves: cold temperatures do not help
+    flat = _rows(_results(0.0).assign(heldout_nll=lambda d: 1.0 + 0.001 * d["seed"] - 0.0001 * d["T"],
+                                      val_nll=lambda d: d["heldout_nll"]))
+    assert flat["CPE-1"]["verdict"] == "not replicated"
+    assert all(flat[f"CPE-{i}"]["verdict"] != "replicated" for i in range(1, 7))
     missing = _results(0.2)
-    missing = missing[~missing["run"].str.startswith("inv")]
-    rows = evaluate(an.claims(cp.experiment_runs(_cfg()), _cfg()), {"results": missing}, 0.95, 500, 3)
-    assert rows[4]["verdict"] == "inconclusive" and "not measurable" in rows[4]["note"]
+    with pytest.raises(MissingResult, match="claim CPE-5: missing 'inv_d4_K4_prior1_posterior_cur0'"):
+        _rows(missing[~missing["run"].str.startswith("inv")])
+
+
+def test_temperature_is_selected_on_the_validation_half_not_the_judged_half():
+    df = _results(0.2)
+    main = cp.RunSpec("plain", "crop_flip", None, 1.0)
+    # The judged half's best T is 0.01 by a fluke; the validation half says 0.1: T=0.1 is judged.
+    fluke = (df["run"] == main.name) & (df["T"] == 0.01)
+    df.loc[fluke, "heldout_nll"] = 0.0
+    assert an.best_cold_t(df, main) == pytest.approx(0.1)
+    assert set(an.selected_t(df, main).values()) == {0.1}
+    assert "T=0.1 " in _rows(df)["CPE-1"]["parts"][0]["label"]
+
+
+def test_cpe_size_is_not_positive_by_construction():
+    # No effect and noise: the old "NLL(T=1) - min over T" was >= 0 in every seed; this one is not.
+    rng = np.random.default_rng(0)
+    df = _results(0.0)
+    df["val_nll"] = 1.0 + rng.normal(0, 0.01, len(df))
+    df["heldout_nll"] = 1.0 + rng.normal(0, 0.01, len(df))
+    sizes = an.cpe(df, cp.RunSpec("plain", "none", None, 1.0)).values()
+    assert min(sizes) < 0
 
 
 def test_d4_views_of_an_image_are_distinct_group_elements():

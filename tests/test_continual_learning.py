@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 import torch
 
-from replikit.claims import evaluate
+from replikit.claims import MissingResult, evaluate
 from replikit.models.scaled import ScaledMLP, ScaledResCNN, Scaling, build_scaled
 from replikit.papers import continual_learning as cl
 from replikit.papers import continual_learning_analysis as an
@@ -233,14 +233,17 @@ def test_divergence_raises():
 # ---------------------------------------------------------------- claims
 
 
+GRID = [0.1, 0.3, 1.0, 3.0, 10.0]
+
+
 def synthetic_items(seeds=range(5)) -> pd.DataFrame:
     """Results in which NTP forgets less with width, muP is flat, forgetting grows with gamma0, the
     sequential optimum is interior and grows with similarity, joint prefers large gamma0, and the
-    optimum does NOT transfer across widths."""
+    optimum does NOT transfer across widths (0.3 at N=32, 3.0 at N=64; both inside the grid)."""
     rows = []
 
     def add(run, seed, **kw):
-        rows.append({"run": run, "seed": seed, "permuted_fraction": kw.pop("p", 1.0), **kw})
+        rows.append({"run": run, "seed": seed, "permuted_fraction": kw.pop("p", 1.0), "LA": 0.9, **kw})
 
     for s in seeds:
         e = 0.002 * s
@@ -249,31 +252,61 @@ def synthetic_items(seeds=range(5)) -> pd.DataFrame:
                 AA=0.8, regime="seq")
             add("seq_pmnist100_mup_Nsweep_g1", s, mode="mup", width=n, gamma0=1.0, CFr=0.1 + e, CF=0.1,
                 AA=0.8, regime="seq")
-        for n, best in ((32, 0.3), (64, 1.0)):
-            for g in (0.3, 1.0, 3.0):
+        for n, best in ((32, 0.3), (64, 3.0)):
+            for g in GRID:
                 aa = 0.9 if g == best else 0.8
                 add(f"seq_pmnist100_mup_N{n}_gsweep", s, mode="mup", width=n, gamma0=g, CF=0.1 * g + e,
                     CFr=0.1, AA=aa, regime="seq")
-        for g in (0.3, 1.0, 3.0):
+        for g in GRID:
             add("seq_pmnist10_mup_N64_gsweep", s, mode="mup", width=64, gamma0=g, CF=0.0, CFr=0.0,
-                AA=0.9 if g == 3.0 else 0.8, regime="seq", p=0.1)
-            add("joint_pmnist100_mup_N64_gsweep", s, mode="mup", width=64, gamma0=g, AA=0.8 + 0.05 * g + e,
+                AA=0.9 if g == 10.0 else 0.8, regime="seq", p=0.1)
+            add("joint_pmnist100_mup_N64_gsweep", s, mode="mup", width=64, gamma0=g, AA=0.8 + 0.01 * g + e,
                 regime="joint")
     df = pd.DataFrame(rows)
     df["error"] = 1 - df["AA"]
     return df
 
 
+def _claims_config() -> dict:
+    return small_config(gamma_sweep={"widths": [32, 64], "gammas": GRID})
+
+
 def test_claims_from_synthetic_results():
-    cfg = small_config()
-    rows = evaluate(an.claims(cl.experiment_runs(cfg), cfg), {"items": synthetic_items()}, n_boot=500)
+    cfg = _claims_config()
+    rows = evaluate(an.claims(cl.experiment_runs(cfg), cfg), {"items": synthetic_items()}, cfg=cfg)
     verdicts = {r["id"]: r["verdict"] for r in rows}
     assert verdicts == {"CL-1": "replicated", "CL-2": "replicated", "CL-3": "replicated",
                         "CL-4": "replicated", "CL-5": "not replicated"}
-    missing = evaluate(an.claims(cl.experiment_runs(cfg), cfg),
-                       {"items": synthetic_items()[lambda d: ~d["run"].str.startswith("joint")]}, n_boot=200)
-    cl4 = next(r for r in missing if r["id"] == "CL-4")
-    assert cl4["verdict"] == "inconclusive" and "not measurable" in cl4["note"]
+    with pytest.raises(MissingResult, match="claim CL-4: missing 'joint_pmnist100_mup_N64_gsweep'"):
+        evaluate(an.claims(cl.experiment_runs(cfg), cfg),
+                 {"items": synthetic_items()[lambda d: ~d["run"].str.startswith("joint")]}, cfg=cfg)
+
+
+def test_settings_where_training_broke_down_are_left_out():
+    cfg = _claims_config()
+    items = synthetic_items()
+    broken = (items["run"] == "seq_pmnist100_mup_N64_gsweep") & (items["gamma0"] == 10.0)
+    items.loc[broken & (items["seed"] == 2), ["LA", "CF"]] = [0.1, 0.0]  # one seed failed to learn
+    cl3 = next(r for r in evaluate(an.claims(cl.experiment_runs(cfg), cfg), {"items": items}, cfg=cfg)
+               if r["id"] == "CL-3")
+    part = cl3["parts"][0]
+    assert "gamma0=10 left out" in part["label"]
+    assert part["mean"] == pytest.approx(0.1 * 3.0 - 0.1 * 0.1)  # CF(3) - CF(0.1): 10 is gone
+    items.loc[items["run"] == "seq_pmnist100_mup_N64_gsweep", "LA"] = 0.1  # nothing learned
+    cl3 = next(r for r in evaluate(an.claims(cl.experiment_runs(cfg), cfg), {"items": items}, cfg=cfg)
+               if r["id"] == "CL-3")
+    assert cl3["verdict"] == "inconclusive" and "too few gamma0 values were learned" in cl3["note"]
+
+
+def test_transfer_with_an_optimum_at_the_grid_edge_is_no_evidence():
+    cfg = _claims_config()
+    items = synthetic_items()
+    for n in (32, 64):  # both optima at the largest gamma0: "transfer", but only because of the grid
+        run = items["run"] == f"seq_pmnist100_mup_N{n}_gsweep"
+        items.loc[run, "AA"] = 0.8 + 0.01 * items.loc[run, "gamma0"]
+    cl5 = next(r for r in evaluate(an.claims(cl.experiment_runs(cfg), cfg), {"items": items}, cfg=cfg)
+               if r["id"] == "CL-5")
+    assert cl5["verdict"] == "inconclusive" and "end of the gamma0 grid" in cl5["note"]
 
 
 def test_optimal_gamma_and_grid_step():

@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 import torch
 
-from replikit.claims import evaluate
+from replikit.claims import MissingResult, evaluate
 from replikit.models import lookahead_gpt as lg
 from replikit.papers import latent_lookahead as ll
 from replikit.papers import latent_lookahead_analysis as an
@@ -304,27 +304,33 @@ def _final(values: dict[str, list[float]], taus: dict[str, int] | None = None) -
 
 def test_claims_from_synthetic_results():
     runs = ll.experiment_runs(CFG)
-    good = _final({"sudoku4_ntp": [0.5, 0.52, 0.48], "sudoku4_pause_tau3": [0.6, 0.6, 0.62],
-                   "sudoku4_lookahead_tau3_bidir": [0.8, 0.82, 0.79],
-                   "sudoku4_lookahead_tau3_causal": [0.7, 0.7, 0.71],
-                   "sudoku4_lookahead_tau2_bidir": [0.6, 0.65, 0.62],
-                   "sudoku4_lookahead_tauA_bidir": [0.9, 0.91, 0.9],
-                   "prosqa_ntp": [0.5, 0.5, 0.5], "prosqa_pause_tauA": [0.5, 0.5, 0.5],
-                   "prosqa_lookahead_tauA_bidir": [0.4, 0.41, 0.39]},
+
+    def five(*v: float) -> list[float]:
+        return [x + d for x in v for d in (0.0, 0.01, -0.01, 0.02, -0.02)][:5]
+
+    good = _final({"sudoku4_ntp": five(0.5), "sudoku4_pause_tau3": five(0.6),
+                   "sudoku4_lookahead_tau3_bidir": [0.8, 0.82, 0.79, 0.81, 0.8],
+                   "sudoku4_lookahead_tau3_causal": five(0.7),
+                   "sudoku4_lookahead_tau2_bidir": five(0.62),
+                   "sudoku4_lookahead_tauA_bidir": five(0.9),
+                   "prosqa_ntp": five(0.5), "prosqa_pause_tauA": five(0.5),
+                   "prosqa_lookahead_tauA_bidir": [0.4, 0.41, 0.39, 0.4, 0.42]},
                   {"sudoku4_lookahead_tau2_bidir": 2, "sudoku4_lookahead_tauA_bidir": 19})
-    rows = {r["id"]: r for r in evaluate(an.claims(runs), {"final": good}, 0.95, 1000, 3)}
+    rows = {r["id"]: r for r in evaluate(an.claims(runs), {"final": good}, cfg=CFG)}
     assert rows["LL-1"]["verdict"] == "replicated"
+    assert rows["LL-1"]["parts"][0]["paper_value"] == pytest.approx(0.155)
+    assert rows["LL-1"]["magnitude"] == "larger"  # +0.30 against the paper's +0.155
     assert rows["LL-2"]["verdict"] == "replicated"
     assert rows["LL-3"]["verdict"] == "not replicated"  # prosqa: lookahead below NTP
     assert len(rows["LL-3"]["parts"]) == 1  # only the tasks that ran
+    assert rows["LL-6"]["verdict"] == "not replicated" and len(rows["LL-6"]["parts"]) == 1
     assert rows["LL-4"]["verdict"] == "replicated"
-    assert rows["LL-4"]["parts"][0]["label"].startswith("exact match at tau=19 minus tau=2")
+    assert rows["LL-4"]["parts"][0]["label"].startswith("4x4 Sudoku: exact match at tau=19 minus tau=2")
     assert rows["LL-5"]["verdict"] == "replicated"
-    # a configuration without the other tasks: LL-3 is not measurable
+    # a configuration without the other tasks declares LL-3 and LL-6 not measurable
     small = {**CFG, "tasks": ["sudoku4"]}
-    rows = {r["id"]: r for r in evaluate(an.claims(ll.experiment_runs(small)), {"final": good}, 0.95, 100, 3)}
-    assert rows["LL-3"]["note"].startswith("not measurable")
-    # a missing run makes its claim not measurable
-    rows = {r["id"]: r for r in evaluate(an.claims(runs), {"final": good[good.run != "sudoku4_ntp"]},
-                                         0.95, 100, 3)}
-    assert rows["LL-1"]["note"].startswith("not measurable") and rows["LL-2"]["verdict"] == "replicated"
+    rows = {r["id"]: r for r in evaluate(an.claims(ll.experiment_runs(small)), {"final": good}, cfg=small)}
+    assert rows["LL-3"]["note"].startswith("not measurable") and rows["LL-6"]["measurable"] is False
+    # a run the configuration asks for but the results lack is an error naming it
+    with pytest.raises(MissingResult, match="claim LL-1: missing 'sudoku4_ntp'"):
+        evaluate(an.claims(runs), {"final": good[good.run != "sudoku4_ntp"]}, cfg=CFG)

@@ -3,7 +3,7 @@ import pytest
 import torch
 
 from replikit.probes import knn_accuracy, knn_predict
-from replikit.stats import bootstrap_ci, paired_differences
+from replikit.stats import sign_flip_pvalue, t_interval
 
 
 def _brute_force_knn(train, labels, test, k):
@@ -44,18 +44,17 @@ def test_knn_tie_goes_to_smaller_label_and_exclude_self():
         knn_predict(feats, labels, feats, k=4, exclude_self=True)
 
 
-def test_bootstrap_ci_properties():
-    mean, lo, hi = bootstrap_ci([0.1, 0.2, 0.3, 0.4])
-    assert lo <= mean <= hi and mean == pytest.approx(0.25)
-    assert bootstrap_ci([0.5]) == (0.5, 0.5, 0.5)
-    assert bootstrap_ci([1.0, 2.0, 4.0], seed=3) == bootstrap_ci([1.0, 2.0, 4.0], seed=3)
-    narrow = bootstrap_ci(np.random.default_rng(0).normal(0, 1, 400))
-    assert narrow[2] - narrow[1] < 0.25
+def test_t_interval_and_sign_flip_pvalue():
+    mean, lo, hi = t_interval([0.1, 0.2, 0.3, 0.4], level=0.90)
+    # mean 0.25, sd 0.1291, se 0.0645, t(0.95, 3) = 2.3534
+    assert mean == pytest.approx(0.25) and hi - mean == pytest.approx(2.3534 * 0.0645497, rel=1e-4)
+    assert lo == pytest.approx(2 * mean - hi)
+    single = t_interval([0.5])
+    assert single[0] == 0.5 and np.isnan(single[1]) and np.isnan(single[2])
     with pytest.raises(ValueError):
-        bootstrap_ci([1.0, float("nan")])
-
-
-def test_paired_differences_use_common_seeds():
-    assert paired_differences({0: 1.0, 1: 2.0, 2: 5.0}, {1: 1.5, 2: 1.0}) == [0.5, 4.0]
-    with pytest.raises(ValueError):
-        paired_differences({0: 1.0}, {1: 1.0})
+        t_interval([1.0, float("nan")])
+    assert sign_flip_pvalue([1.0, 2.0, 3.0, 4.0, 5.0]) == pytest.approx(1 / 32)
+    assert sign_flip_pvalue([1.0, 2.0, 3.0, 4.0, 5.0], alternative="less") == pytest.approx(1.0)
+    # flips whose negated values sum to <= 5 keep the mean >= 1.0: 10 of the 32 subsets of {1..5}
+    assert sign_flip_pvalue([1.0, 2.0, 3.0, 4.0, -5.0]) == pytest.approx(10 / 32)
+    assert sign_flip_pvalue([0.95, 0.97], null=0.9, alternative="greater") == pytest.approx(1 / 4)

@@ -1,11 +1,21 @@
 """Claims scorecard: each paper declares claims; verdicts come from the numbers only.
 
-A claim has one or more parts. Each part is a statistic per seed (e.g. a paired
-difference between two conditions), its mean and bootstrap CI over seeds, and a
-threshold it must exceed. A part is `replicated` when the whole CI lies above the
-threshold, `not replicated` when the whole CI lies at or below it, `inconclusive`
-otherwise or with fewer seeds than `min_seeds`. A claim is replicated when all its
-parts are, not replicated when any part is not, inconclusive otherwise.
+A claim has one or more parts. Each part is a statistic per seed (e.g. a paired difference
+between two conditions of the same seed) and a threshold with a direction. Two verdicts:
+
+- *direction* (`verdict`): `replicated` when the part's Student-t interval over seeds lies wholly
+  beyond its threshold and an exact sign-flip test agrees, both one-sided at (1 - level) / 2
+  (see `replikit.stats`); `not replicated` when both say the opposite side; `inconclusive`
+  otherwise. Under no effect the rule says "replicated" at most (1 - level) / 2 of the time
+  (tests/test_calibration.py). A claim is replicated when all its parts are, not replicated when
+  any part is not, inconclusive otherwise.
+- *magnitude*: where the paper states a number for the statistic, whether our interval contains it
+  (`consistent`), lies wholly below it (`smaller`) or above it (`larger`); `no paper number` else.
+
+Each claim also gets a *fidelity* label (`faithful` or `proxy`) with the deviations of this run's
+settings from `config/paper.yaml` that concern it (replikit.fidelity). A run or metric a claim
+needs but cannot find is a bug (`MissingResult`), unless the claim declares itself not measurable
+for the configuration at hand.
 """
 
 from __future__ import annotations
@@ -13,9 +23,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
-from .stats import bootstrap_ci
+from .fidelity import claim_deviations, deviations
+from .stats import min_seeds_for, sign_flip_pvalue, t_interval
 
 VERDICTS = ("replicated", "not replicated", "inconclusive")
+MAGNITUDES = ("consistent", "smaller", "larger", "inconclusive", "no paper number")
+
+
+class MissingResult(KeyError):
+    """A claim needs a run, condition or metric that the results do not have."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
 
 
 @dataclass
@@ -25,37 +44,62 @@ class Part:
     label: str
     per_seed: dict[int, float]
     threshold: float
-    direction: str = "above"  # "above": CI must exceed threshold; "below": CI must stay under it
+    direction: str = "above"  # "above": must exceed the threshold; "below": must stay under it
+    paper_value: float | None = None  # the paper's number for this statistic, where it states one
     mean: float = float("nan")
     ci_low: float = float("nan")
     ci_high: float = float("nan")
+    p_value: float = float("nan")  # exact sign-flip p-value against the threshold, claimed side
     verdict: str = "inconclusive"
+    magnitude: str = "no paper number"
     no_evidence: str = ""  # why the measurement carries no evidence (e.g. both arms at a floor)
 
-    def decide(self, level: float, n_boot: int, min_seeds: int) -> Part:
-        values = [self.per_seed[s] for s in sorted(self.per_seed)]
-        if not values:
-            self.verdict = "inconclusive"
+    def decide(self, level: float, min_seeds: int) -> Part:
+        if self.direction not in ("above", "below"):
+            raise ValueError(f"{self.label}: direction must be 'above' or 'below', not {self.direction!r}")
+        values = [float(self.per_seed[s]) for s in sorted(self.per_seed)]
+        if not values and self.no_evidence:
+            self.verdict, self.magnitude = "inconclusive", "inconclusive"
             return self
-        self.mean, self.ci_low, self.ci_high = bootstrap_ci(values, level, n_boot)
-        if len(values) < min_seeds or self.no_evidence:
+        if not values:
+            raise MissingResult(f"{self.label}: no seed has this statistic")
+        self.mean, self.ci_low, self.ci_high = t_interval(values, level)
+        alpha = (1 - level) / 2
+        claimed, other = ("greater", "less") if self.direction == "above" else ("less", "greater")
+        self.p_value = sign_flip_pvalue(values, self.threshold, claimed)
+        beyond = self.ci_low > self.threshold if self.direction == "above" else self.ci_high < self.threshold
+        short = self.ci_high < self.threshold if self.direction == "above" else self.ci_low > self.threshold
+        if len(values) < max(min_seeds, min_seeds_for(level)) or self.no_evidence:
             self.verdict = "inconclusive"
-        elif self.direction == "above":
-            self.verdict = ("replicated" if self.ci_low > self.threshold else
-                            "not replicated" if self.ci_high <= self.threshold else "inconclusive")
+        elif beyond and self.p_value <= alpha:
+            self.verdict = "replicated"
+        elif short and sign_flip_pvalue(values, self.threshold, other) <= alpha:
+            self.verdict = "not replicated"
         else:
-            self.verdict = ("replicated" if self.ci_high < self.threshold else
-                            "not replicated" if self.ci_low >= self.threshold else "inconclusive")
+            self.verdict = "inconclusive"
+        self.magnitude = self._magnitude(len(values))
         return self
+
+    def _magnitude(self, n: int) -> str:
+        if self.paper_value is None:
+            return "no paper number"
+        if n < 2:
+            return "inconclusive"
+        if self.ci_low > self.paper_value:
+            return "larger"
+        if self.ci_high < self.paper_value:
+            return "smaller"
+        return "consistent"
 
 
 def difference(label: str, a: dict[int, float], b: dict[int, float], threshold: float = 0.0,
-               floor: float | None = None, direction: str = "above") -> Part:
+               floor: float | None = None, direction: str = "above",
+               paper_value: float | None = None) -> Part:
     """A part measuring a[seed] - b[seed]. With `floor`, when every seed of both arms is at or
     below it (e.g. 0 exact match: neither condition learned the task) the difference carries no
     evidence either way, and the part is inconclusive with that reason rather than judged."""
     common = sorted(set(a) & set(b))
-    part = Part(label, {s: a[s] - b[s] for s in common}, threshold, direction)
+    part = Part(label, {s: a[s] - b[s] for s in common}, threshold, direction, paper_value)
     if floor is not None and common and all(max(a[s], b[s]) <= floor for s in common):
         part.no_evidence = f"{label}: both arms at or below the floor {floor} in every seed"
     return part
@@ -63,7 +107,13 @@ def difference(label: str, a: dict[int, float], b: dict[int, float], threshold: 
 
 @dataclass(frozen=True)
 class Claim:
-    """A paper claim and how it is measured. `measure` maps aggregated results to parts."""
+    """A paper claim and how it is measured. `measure` maps aggregated results to parts.
+
+    `uses`: the config keys of the experiments this claim reads (deviations of other experiments'
+    keys do not make it a proxy). `not_measurable(cfg)` returns why the configuration cannot test
+    the claim (e.g. the task is not run at this scale), or "" when it can. `caveat`: a known
+    confound of the operationalization, printed beside the verdict.
+    """
 
     id: str
     statement: str
@@ -72,6 +122,9 @@ class Claim:
     statistic: str
     rule: str
     measure: Callable[[dict], list[Part]] = field(repr=False)
+    uses: tuple[str, ...] = ()
+    not_measurable: Callable[[dict], str] | None = field(default=None, repr=False)
+    caveat: str = ""
 
 
 def combine(verdicts: list[str]) -> str:
@@ -82,26 +135,57 @@ def combine(verdicts: list[str]) -> str:
     return "inconclusive"
 
 
-def evaluate(claims: list[Claim], results: dict, level: float = 0.95, n_boot: int = 10_000,
-             min_seeds: int = 3) -> list[dict]:
-    """Measure and judge every claim; a claim whose inputs are missing is inconclusive."""
+def combine_magnitudes(magnitudes: list[str]) -> str:
+    """One magnitude for a claim: its parts' that have a paper number, `mixed` when they differ."""
+    stated = sorted({m for m in magnitudes if m != "no paper number"})
+    if not stated:
+        return "no paper number"
+    return stated[0] if len(stated) == 1 else "mixed (" + ", ".join(stated) + ")"
+
+
+def evaluate(claims: list[Claim], results: dict, level: float = 0.90, min_seeds: int = 5,
+             cfg: dict | None = None, deviations: list[dict] | None = None) -> list[dict]:
+    """Measure and judge every claim. `cfg` is the paper's config (for `not_measurable`);
+    `deviations` are this run's deviations from the paper's settings (replikit.fidelity)."""
+    experiment_keys = {k for c in claims for k in c.uses}
     rows = []
     for claim in claims:
-        try:
-            parts = [p.decide(level, n_boot, min_seeds) for p in claim.measure(results)]
+        reason = claim.not_measurable(cfg or {}) if claim.not_measurable else ""
+        if reason:
+            parts, note = [], f"not measurable at this scale: {reason}"
+        else:
+            try:
+                parts = [p.decide(level, min_seeds) for p in claim.measure(results)]
+            except KeyError as e:  # a run, condition or metric the claim needs is missing: a bug
+                raise MissingResult(f"claim {claim.id}: missing {e} in the results. Every run and "
+                                    "metric a claim reads must exist; declare `not_measurable` for "
+                                    "configurations that do not run it.") from e
             note = ""
-        except KeyError as e:  # a condition this scale did not run
-            parts, note = [], f"not measurable at this scale: missing {e}"
         n_seeds = min((len(p.per_seed) for p in parts), default=0)
-        note = "; ".join([note] * bool(note) + [p.no_evidence for p in parts if p.no_evidence])
-        row = {k: v for k, v in asdict(claim).items() if k != "measure"}
+        needed = max(min_seeds, min_seeds_for(level))
+        notes = [note] * bool(note) + [p.no_evidence for p in parts if p.no_evidence]
+        if parts and n_seeds < needed:
+            notes.append(f"{n_seeds} seed(s): at least {needed} are needed for a verdict at "
+                         f"one-sided level {(1 - level) / 2:g}")
+        devs = claim_deviations(deviations or [], experiment_keys, claim.uses)
+        row = {k: v for k, v in asdict(claim).items() if k not in ("measure", "not_measurable")}
         row.update(
             verdict=combine([p.verdict for p in parts]) if parts else "inconclusive",
-            n_seeds=n_seeds, ci_level=level, note=note,
-            parts=[{k: v for k, v in asdict(p).items()} for p in parts],
+            magnitude=combine_magnitudes([p.magnitude for p in parts]) if parts else "not measured",
+            fidelity="proxy" if devs else "faithful", deviations=devs,
+            measurable=not reason, n_seeds=n_seeds, ci_level=level, note="; ".join(notes),
+            parts=[asdict(p) for p in parts],
         )
         rows.append(row)
     return rows
+
+
+def judge(claims: list[Claim], results: dict, cfg: dict, stats: dict, paper: dict, seeds: list[int],
+          subset: bool = False) -> list[dict]:
+    """`evaluate` with this run's settings (`cfg`, `seeds`, the data's `subset` flag) compared with
+    the paper's own (`paper`: {"cfg": its config section, "seeds": its seeds})."""
+    devs = deviations(cfg, paper["cfg"], list(seeds), paper["seeds"], subset)
+    return evaluate(claims, results, stats["ci_level"], stats["min_seeds"], cfg, devs)
 
 
 def write_scorecard(path: str, paper: str, title: str, scale: str, manifest: dict | None,
@@ -121,5 +205,6 @@ def write_scorecard(path: str, paper: str, title: str, scale: str, manifest: dic
     }
     write_json(path, card)
     for r in rows:
-        print(r["id"], r["verdict"], [(p["label"], round(p["mean"], 4)) for p in r["parts"]])
+        print(r["id"], r["verdict"], r["magnitude"], r["fidelity"],
+              [(p["label"], round(p["mean"], 4)) for p in r["parts"]])
     return card

@@ -37,3 +37,53 @@ def save(fig, path: str | Path, title: str, scale: str, subset: bool) -> None:
     fig.savefig(tmp)
     plt.close(fig)
     tmp.replace(path)
+
+
+VERDICT_COLOURS = {"replicated": "#2e7d32", "not replicated": "#c62828", "inconclusive": "#b8860b"}
+
+
+def _row_limits(part: dict) -> tuple[float, float]:
+    xs = [v for v in (*part["per_seed"].values(), part["threshold"], part.get("paper_value"),
+                      part["ci_low"], part["ci_high"]) if v is not None and v == v and abs(v) != float("inf")]
+    lo, hi = min(xs), max(xs)
+    pad = 0.08 * (hi - lo) or 0.05 * max(abs(hi), 1e-3)
+    return lo - pad, hi + pad
+
+
+def forest_plot(card: dict, path: str | Path) -> None:
+    """One row per measured claim part: per-seed points, mean and interval (coloured by verdict), the
+    threshold (dashed) and the paper's value (star); each row has its own x scale (the parts'
+    statistics have different units). Claims that were not measured are listed, not drawn."""
+    rows = [(c, p) for c in card["claims"] for p in c["parts"]]
+    set_style()
+    fig, axes = plt.subplots(max(len(rows), 1), 1, figsize=(9, 0.62 * max(len(rows), 1) + 0.9),
+                             squeeze=False)
+    for ax, (claim, part) in zip(axes[:, 0], rows, strict=False):
+        colour = VERDICT_COLOURS[part["verdict"]]
+        seeds = list(part["per_seed"].values())
+        ax.scatter(seeds, [0.35] * len(seeds), s=14, c="grey", alpha=0.8, zorder=2)
+        if part["ci_low"] == part["ci_low"]:
+            ax.plot([part["ci_low"], part["ci_high"]], [0, 0], c=colour, lw=3, zorder=3)
+        ax.scatter([part["mean"]], [0], s=50, c=colour, marker="D", zorder=4)
+        ax.axvline(part["threshold"], ls="--", c="black", lw=0.9)
+        if part.get("paper_value") is not None:
+            ax.scatter([part["paper_value"]], [0], s=110, c="red", marker="*", zorder=5)
+        ax.set_xlim(*_row_limits(part))
+        ax.set_ylim(-0.6, 0.7)
+        ax.set_yticks([])
+        ax.tick_params(axis="x", labelsize=7, pad=1)
+        ax.grid(axis="y", visible=False)
+        label = part["label"] if len(part["label"]) <= 70 else part["label"][:67] + "..."
+        ax.set_title(f"{claim['id']} [{claim['fidelity']}] {label}: {part['verdict']}", fontsize=7.5,
+                     loc="left", fontweight="normal", pad=2, color=colour)
+    if not rows:
+        axes[0, 0].set_axis_off()
+    missing = [c["id"] for c in card["claims"] if not c["parts"]]
+    foot = ("grey dots: seeds; diamond and bar: mean and "
+            f"{round(100 * card['claims'][0]['ci_level']) if card['claims'] else 90}% t-interval; dashed: "
+            "threshold; red star: the paper's value")
+    if missing:
+        foot += "\nnot measured at this scale: " + ", ".join(missing)
+    fig.tight_layout(h_pad=0.6)
+    fig.text(0.01, 0, foot, fontsize=7, va="top")
+    save(fig, path, f"{card['paper']}: claim parts", card["scale"], card.get("subset", False))

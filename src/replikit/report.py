@@ -1,13 +1,20 @@
-"""Render the scorecard and figures into one self-contained HTML page and a Markdown twin."""
+"""Render the scorecard and figures into one self-contained HTML page and a Markdown twin.
+
+The page opens with the verdict counts per scale and one forest plot per paper; the scorecard
+table follows, grouped by fidelity (claims tested under the paper's own settings first, proxies
+with their deviations after), then every figure with its caption and provenance.
+"""
 
 from __future__ import annotations
 
 import base64
 import json
+from collections import Counter
 from pathlib import Path
 
 import jinja2
 
+from .fidelity import describe
 from .io import read_json, write_text
 
 
@@ -29,8 +36,28 @@ def load_benchmark(path: str) -> dict:
     return {"name": f"{p.parent.name}/{p.stem}", "path": str(p), "rows": rows}
 
 
-def load_inputs(claims_paths: list[str], figure_paths: list[str], benchmark_paths: list[str]) -> dict:
-    papers = [read_json(p) for p in claims_paths]
+def verdict_counts(papers: list[dict]) -> list[str]:
+    """One line per scale: how many claims got each verdict, and how many are proxies."""
+    lines = []
+    for scale in dict.fromkeys(p["scale"] for p in papers):
+        claims = [c for p in papers if p["scale"] == scale for c in p["claims"]]
+        n = Counter("not measured" if not c.get("measurable", True) else c["verdict"] for c in claims)
+        fid = Counter(c["fidelity"] for c in claims)
+        parts = [f"{n[v]} {v}" for v in ("replicated", "not replicated", "inconclusive", "not measured")]
+        lines.append(f"{scale}: {len(claims)} claims: " + ", ".join(parts)
+                     + f" ({fid['faithful']} faithful, {fid['proxy']} proxy)")
+    return lines
+
+
+def _with_deviation_text(card: dict) -> dict:
+    for c in card["claims"]:
+        c["deviation_text"] = describe(c["deviations"]) or "none: the paper's own settings"
+    return card
+
+
+def load_inputs(claims_paths: list[str], figure_paths: list[str], benchmark_paths: list[str],
+                forest_paths: list[str] | None = None) -> dict:
+    papers = [_with_deviation_text(read_json(p)) for p in claims_paths]
     figures = []
     for png in figure_paths:
         p = Path(png)
@@ -38,7 +65,13 @@ def load_inputs(claims_paths: list[str], figure_paths: list[str], benchmark_path
         figures.append({"name": p.stem, "paper": p.parent.parent.name, "path": str(p),
                         "data": base64.b64encode(p.read_bytes()).decode(), "caption": prov["caption"],
                         "provenance": prov})
-    return {"papers": papers, "figures": figures,
+    forests = [{"paper": Path(f).stem, "file": Path(f).name,
+                "data": base64.b64encode(Path(f).read_bytes()).decode()} for f in forest_paths or []]
+    groups = [(label, [(paper, c) for paper in papers for c in paper["claims"] if c["fidelity"] == fid])
+              for fid, label in (("faithful", "Faithful: the paper's own settings"),
+                                 ("proxy", "Proxy: settings that depart from the paper (listed per claim)"))]
+    return {"papers": papers, "figures": figures, "forests": forests, "counts": verdict_counts(papers),
+            "groups": [g for g in groups if g[1]],
             "benchmarks": [load_benchmark(p) for p in benchmark_paths]}
 
 

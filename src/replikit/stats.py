@@ -29,11 +29,11 @@ def _finite(values: Sequence[float]) -> np.ndarray:
 
 
 def t_interval(values: Sequence[float], level: float = 0.90) -> tuple[float, float, float]:
-    """Mean and two-sided Student-t interval of the mean; one value gives (x, -inf, inf)."""
+    """Mean and two-sided Student-t interval of the mean; one value has no interval (NaN, NaN)."""
     v = _finite(values)
     mean = float(v.mean())
     if v.size < 2:
-        return mean, float("-inf"), float("inf")
+        return mean, float("nan"), float("nan")
     half = sps.t.ppf(0.5 + level / 2, v.size - 1) * v.std(ddof=1) / np.sqrt(v.size)
     return mean, float(mean - half), float(mean + half)
 
@@ -53,23 +53,3 @@ def min_seeds_for(level: float) -> int:
     """The fewest seeds with which the sign-flip test can reach one-sided (1 - level) / 2."""
     alpha = (1 - level) / 2
     return int(np.ceil(np.log2(1 / alpha) - 1e-12))
-
-
-def bootstrap_ci(values: Sequence[float], level: float = 0.95, n_boot: int = 10_000,
-                 seed: int = 0) -> tuple[float, float, float]:
-    """Mean and percentile-bootstrap CI of the mean (figures only: it is too narrow for verdicts at
-    a few seeds; with 3 seeds it is about [min, max])."""
-    v = _finite(values)
-    rng = np.random.default_rng(seed)
-    means = v[rng.integers(0, v.size, size=(n_boot, v.size))].mean(axis=1)
-    alpha = (1 - level) / 2
-    lo, hi = np.quantile(means, [alpha, 1 - alpha])
-    return float(v.mean()), float(lo), float(hi)
-
-
-def paired_differences(a: dict[int, float], b: dict[int, float]) -> list[float]:
-    """a[seed] - b[seed] over the seeds both have (seeds pair init and labels)."""
-    common = sorted(set(a) & set(b))
-    if not common:
-        raise ValueError("no common seeds to pair")
-    return [a[s] - b[s] for s in common]

@@ -95,6 +95,7 @@ rule bm_claims:
     params:
         cfg=BM,
         stats=config["stats"],
+        paper=PAPER_SETTINGS["benign_memorization"],
         scale=SCALE,
     log:
         "logs/benign_memorization/claims.log",

@@ -72,6 +72,7 @@ rule cp_claims:
     params:
         cfg=CP,
         stats=config["stats"],
+        paper=PAPER_SETTINGS["cold_posterior"],
         scale=SCALE,
     log:
         "logs/cold_posterior/claims.log",

@@ -5,8 +5,11 @@ from replikit.papers import benign_memorization as bm
 from replikit.papers import latent_lookahead as ll
 from replikit.papers import continual_learning as cl
 from replikit.papers import cold_posterior as cp
+from replikit.config import load_config
+from replikit.fidelity import paper_settings
 
 SEEDS = config["seeds"]
+
 SCALE = config["scale"]
 DATASET_FILES = {
     name: {
@@ -18,6 +21,9 @@ DATASET_FILES = {
 # Each paper's final targets (figures and claims.json), for `rule all` and the report.
 PAPER_TARGETS = {"benign_memorization": bm.targets, "latent_lookahead": ll.targets,
                  "continual_learning": cl.targets, "cold_posterior": cp.targets}
+# The papers' own settings: every scorecard row lists how this run departs from them.
+PAPER_CONFIG = load_config(ROOT / "config/paper.yaml", ROOT / "workflow/schemas/config.schema.yaml")
+PAPER_SETTINGS = {p: paper_settings(PAPER_CONFIG, p) for p in PAPER_TARGETS}
 TARGETS = [t for paper in config["papers"] for t in PAPER_TARGETS[paper]()]
 CLAIMS = [t for t in TARGETS if t.endswith("claims.json")]
 FIGURES = [t for t in TARGETS if t.endswith(".png")]

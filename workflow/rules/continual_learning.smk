@@ -73,6 +73,7 @@ rule cl_claims:
     params:
         cfg=CL,
         stats=config["stats"],
+        paper=PAPER_SETTINGS["continual_learning"],
         scale=SCALE,
     log:
         "logs/continual_learning/claims.log",

@@ -111,6 +111,7 @@ rule ll_claims:
     params:
         cfg=LL,
         stats=config["stats"],
+        paper=PAPER_SETTINGS["latent_lookahead"],
         scale=SCALE,
     log:
         "logs/latent_lookahead/claims.log",

@@ -32,6 +32,7 @@ rule report:
     output:
         html="results/report/index.html",
         markdown="results/report/index.md",
+        forests=[f"results/report/forest/{Path(c).parent.name}.png" for c in CLAIMS],
     log:
         "logs/report.log",
     benchmark:

@@ -1,7 +1,7 @@
 """Judge the benign-memorization claims from the aggregated runs."""
 
 from replikit.aggregate import final_rows
-from replikit.claims import evaluate, write_scorecard
+from replikit.claims import judge, write_scorecard
 from replikit.io import read_json
 from replikit.jobs import job
 from replikit.papers import benign_memorization as bm
@@ -14,9 +14,10 @@ with job(sm):
     hist = an.load_histories(sm.input.metrics)
     results = {"history": hist, "final": final_rows(hist), "layers": an.load_layers(sm.input.layers)}
     claims = an.claims(bm.experiment_runs(cfg), cfg["augmentation"])
-    rows = evaluate(claims, results, stats["ci_level"], stats["n_boot"], stats["min_seeds"])
+    manifest, seeds = read_json(sm.input.manifest), sorted(hist["seed"].unique().tolist())
+    rows = judge(claims, results, cfg, stats, sm.params.paper, seeds, manifest.get("subset", False))
     write_scorecard(
         sm.output[0], bm.PAPER, "The Curious Case of Benign Memorization (Anagnostidis et al., ICLR 2023)",
-        sm.params.scale, read_json(sm.input.manifest), hist["seed"].unique().tolist(), rows,
+        sm.params.scale, manifest, seeds, rows,
         record(sm.rule, "workflow/scripts/bm_claims.py", cfg,
                [read_json(p)["device"] for p in sm.input.metrics]))
