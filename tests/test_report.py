@@ -4,7 +4,7 @@ import matplotlib.pyplot as plt
 
 from replikit import plotting
 from replikit.io import write_json
-from replikit.report import load_inputs, render
+from replikit.report import load_inputs, render, verdict_table
 
 
 def test_report_renders_scorecard_figures_and_provenance(root, tmp_path):
@@ -60,3 +60,7 @@ def test_report_renders_scorecard_figures_and_provenance(root, tmp_path):
     assert "bare_images_per_s" in page and "100" in page
     assert "| ratio_loop_no_aug_to_bare | `0.9` |" in text
     json.loads(json.dumps(inputs["benchmarks"]))
+    table = verdict_table([claims]).splitlines()
+    assert table[2] == "| X-1 | not replicated | smaller | proxy | -0.100 [-0.200, -0.050] |"
+    assert table[3] == ("| X-2 | inconclusive | not measured | faithful | not measurable at this scale: "
+                        "no runs |")

@@ -85,3 +85,23 @@ def render(template_dir: str, inputs: dict, html_out: str, md_out: str) -> None:
     html_env.filters["f3"] = _fmt
     write_text(md_out, env.get_template("report.md.j2").render(**inputs, figure_dir=Path(md_out).parent))
     write_text(html_out, html_env.get_template("report.html.j2").render(**inputs))
+
+
+def verdict_table(cards: list[dict]) -> str:
+    """A Markdown table of every claim's verdicts and numbers, as the README shows them:
+    `python -m replikit.report results/*/claims.json`."""
+    lines = ["| claim | direction | magnitude | fidelity | ours: mean [CI] per part |",
+             "|---|---|---|---|---|"]
+    for card in cards:
+        for c in card["claims"]:
+            parts = "; ".join(f"{_fmt(p['mean'])} [{_fmt(p['ci_low'])}, {_fmt(p['ci_high'])}]"
+                              for p in c["parts"])
+            cell = "; ".join(x for x in (parts, c["note"]) if x) or "-"
+            lines.append(f"| {c['id']} | {c['verdict']} | {c['magnitude']} | {c['fidelity']} | {cell} |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    import sys
+
+    print(verdict_table([read_json(p) for p in sys.argv[1:]]))
