@@ -1,0 +1,166 @@
+"""Shared by tests/test_slurm.py and tests/test_browser.py: the one-node SLURM test cluster, the
+SLURM profile as a user points it at that cluster, and one small continual-learning smoke DAG run
+locally (once per pytest session) that both the SLURM comparison and the browser test read.
+
+The cluster is the one `.ci/slurm_cluster.sh` starts (partition `debug`, account `replikit`, one
+pretend GPU). Tests start it themselves only under CI=true or REPLIKIT_START_SLURM=1, because the
+script rewrites /etc/slurm; elsewhere they skip, saying how to start it.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = (ROOT.parent / "shared" / "datasets").resolve()
+CLUSTER_SCRIPT = ROOT / ".ci" / "slurm_cluster.sh"
+PARTITION, ACCOUNT = "debug", "replikit"
+IN_CI = os.environ.get("CI", "").lower() == "true"
+
+# The continual-learning smoke DAG with two seeds (one seed gives NaN intervals that the claims job
+# cannot write) and the smallest sweeps the schema allows: 12 training jobs, 4 figures, the
+# scorecard, the MNIST data job. Training resources come from the
+# config's `resources` (distinct numbers, so the test can see them reach sbatch).
+CL_TEST_CONFIG = {
+    "data": {"search_paths": [str(SHARED)]},
+    "papers": ["continual_learning"],
+    "continual_learning": {
+        "seeds": [0, 1],
+        "width_sweep": {"widths": [64, 256], "gamma0": 1.0},
+        "gamma_sweep": {"widths": [128, 256], "gammas": [0.3, 1.0, 3.0]},
+        "similarity": {"permuted_fractions": [1.0, 0.3]},
+        "resources": {"mem_mb": 1500, "runtime": 15, "gpu": 0},
+    },
+}
+CL_TARGETS = [f"results/continual_learning/figures/{f}.png" for f in
+              ("forgetting_vs_width", "forgetting_vs_gamma", "similarity", "joint_vs_sequential")
+              ] + ["results/continual_learning/claims.json"]
+
+
+def smk(*args: str, cwd: Path = ROOT, timeout: int = 900) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(ROOT / "Snakefile"), *args]
+    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+
+
+def write_config(path: Path, cfg: dict) -> Path:
+    path.write_text(yaml.safe_dump(cfg))
+    return path
+
+
+def config_args(workdir: Path, overlay: Path) -> list[str]:
+    """Targets must come before these: --configfile takes every following word as a file."""
+    return ["--directory", str(workdir), "--configfile", str(ROOT / "config/smoke.yaml"), str(overlay)]
+
+
+# ---------------------------------------------------------------- the cluster
+
+
+def _sh(cmd: list[str], timeout: int = 30) -> subprocess.CompletedProcess:
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+
+
+def cluster_problem() -> str | None:
+    """None when the replikit test cluster answers with an idle node; otherwise why not."""
+    if shutil.which("sinfo") is None or shutil.which("sbatch") is None:
+        return "no SLURM client commands (sinfo, sbatch) on PATH"
+    try:
+        states = _sh(["sinfo", "-h", "-p", PARTITION, "-o", "%t"]).stdout.split()
+        if not any(s.rstrip("*") in ("idle", "mix", "alloc") for s in states):
+            return f"partition {PARTITION!r} has no usable node (sinfo states: {states or 'none'})"
+        assoc = _sh(["sacctmgr", "-n", "-P", "list", "assoc", f"account={ACCOUNT}", "format=account"])
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"SLURM does not answer: {exc}"
+    if ACCOUNT not in assoc.stdout.split():
+        return f"no SLURM account {ACCOUNT!r} (sacct/slurmdbd not set up as by .ci/slurm_cluster.sh)"
+    return None
+
+
+@lru_cache(maxsize=1)
+def ensure_cluster() -> str | None:
+    """Start the test cluster where allowed; None when it is usable, else the reason it is not."""
+    problem = cluster_problem()
+    if problem is None:
+        return None
+    if not (IN_CI or os.environ.get("REPLIKIT_START_SLURM") == "1"):
+        return (f"{problem}; start the one-node test cluster with `sudo {CLUSTER_SCRIPT.relative_to(ROOT)}` "
+                "(or set REPLIKIT_START_SLURM=1 when running as root)")
+    if os.geteuid() != 0:
+        return f"{problem}; starting the test cluster needs root"
+    res = subprocess.run(["bash", str(CLUSTER_SCRIPT)], capture_output=True, text=True, timeout=900)
+    if res.returncode != 0:
+        return f"{CLUSTER_SCRIPT.name} failed (exit {res.returncode}): {res.stderr[-2000:]}"
+    return cluster_problem()
+
+
+def require_cluster() -> None:
+    problem = ensure_cluster()
+    if problem is not None:
+        if IN_CI:
+            pytest.fail(f"CI must run the SLURM tests, but: {problem}")
+        pytest.skip(problem)
+
+
+def user_profile(dest: Path) -> Path:
+    """profiles/slurm as a cluster user edits it: only slurm_partition and slurm_account changed."""
+    cfg = yaml.safe_load((ROOT / "profiles/slurm/config.yaml").read_text())
+    cfg["default-resources"].update(slurm_partition=PARTITION, slurm_account=ACCOUNT)
+    dest.mkdir(parents=True, exist_ok=True)
+    (dest / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    return dest
+
+
+def sacct_rows(run_id: str, fields: list[str]) -> list[dict]:
+    """`sacct` rows (allocations only, -X) of the jobs one Snakemake run submitted (job name = run id)."""
+    res = _sh(["sacct", "-X", "-n", "-P", "--name", run_id, "-S", "now-1days", "-E", "now",
+               "-o", ",".join(fields)])
+    assert res.returncode == 0, res.stderr
+    lines = [line for line in res.stdout.splitlines() if line.strip()]
+    return [dict(zip(fields, line.split("|"), strict=True)) for line in lines]
+
+
+# ---------------------------------------------------------------- the local reference run
+
+
+def _session_dir() -> Path:
+    path = Path(tempfile.mkdtemp(prefix="replikit-slurm-tests-"))
+    atexit.register(shutil.rmtree, path, ignore_errors=True)
+    return path
+
+
+@lru_cache(maxsize=1)
+def session_dir() -> Path:
+    return _session_dir()
+
+
+@lru_cache(maxsize=1)
+def local_reference_run() -> tuple[Path, float]:
+    """The CL test DAG run locally with 2 cores (CL_TARGETS only, timed), once per session."""
+    work = session_dir() / "local"
+    work.mkdir()
+    overlay = write_config(session_dir() / "cl_test.yaml", CL_TEST_CONFIG)
+    start = time.monotonic()
+    res = smk(*CL_TARGETS, "--cores", "2", *config_args(work, overlay))
+    wall = time.monotonic() - start
+    assert res.returncode == 0, res.stderr[-5000:]
+    return work, wall
+
+
+@lru_cache(maxsize=1)
+def local_report() -> Path:
+    """results/report/index.html of the local reference run (adds the report's own jobs)."""
+    work, _ = local_reference_run()
+    overlay = session_dir() / "cl_test.yaml"
+    res = smk("results/report/index.html", "--cores", "2", *config_args(work, overlay))
+    assert res.returncode == 0, res.stderr[-5000:]
+    return work / "results/report/index.html"
