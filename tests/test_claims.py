@@ -114,3 +114,18 @@ def test_difference_at_a_floor_is_inconclusive_not_a_verdict():
                      Claim("F-2", "s", "v", "src", "stat", "CI > 0", one_learned)], {})
     assert rows[0]["verdict"] == "inconclusive" and "floor" in rows[0]["note"]
     assert rows[1]["verdict"] == "not replicated" and rows[1]["note"] == ""
+
+
+def test_rows_are_strict_json_also_with_one_seed_or_no_statistic(tmp_path):
+    from replikit.io import read_json, write_json
+
+    def measure(_):
+        empty = Part("nothing left", {}, 0.0)
+        empty.no_evidence = "too few settings"
+        return [Part("one seed", {0: 0.3}, 0.0), empty]
+
+    row = evaluate([Claim("J", "s", "v", "src", "stat", "rule", measure)], {}, min_seeds=1)[0]
+    write_json(tmp_path / "c.json", row)  # allow_nan=False: NaN would raise
+    one, empty = read_json(tmp_path / "c.json")["parts"]
+    assert one["mean"] == 0.3 and one["ci_low"] is None and one["ci_high"] is None
+    assert empty["mean"] is None and empty["verdict"] == "inconclusive"

@@ -127,6 +127,11 @@ class Claim:
     caveat: str = ""
 
 
+def _json_ready(part: dict) -> dict:
+    """Undefined numbers (no interval from one seed, no statistic at all) as None, not NaN."""
+    return {k: None if isinstance(v, float) and v != v else v for k, v in part.items()}
+
+
 def combine(verdicts: list[str]) -> str:
     if verdicts and all(v == "replicated" for v in verdicts):
         return "replicated"
@@ -174,7 +179,7 @@ def evaluate(claims: list[Claim], results: dict, level: float = 0.90, min_seeds:
             magnitude=combine_magnitudes([p.magnitude for p in parts]) if parts else "not measured",
             fidelity="proxy" if devs else "faithful", deviations=devs,
             measurable=not reason, n_seeds=n_seeds, ci_level=level, note="; ".join(notes),
-            parts=[asdict(p) for p in parts],
+            parts=[_json_ready(asdict(p)) for p in parts],
         )
         rows.append(row)
     return rows

@@ -44,7 +44,7 @@ VERDICT_COLOURS = {"replicated": "#2e7d32", "not replicated": "#c62828", "inconc
 
 def _row_limits(part: dict) -> tuple[float, float]:
     xs = [v for v in (*part["per_seed"].values(), part["threshold"], part.get("paper_value"),
-                      part["ci_low"], part["ci_high"]) if v is not None and v == v and abs(v) != float("inf")]
+                      part["ci_low"], part["ci_high"]) if v is not None]
     lo, hi = min(xs), max(xs)
     pad = 0.08 * (hi - lo) or 0.05 * max(abs(hi), 1e-3)
     return lo - pad, hi + pad
@@ -62,9 +62,10 @@ def forest_plot(card: dict, path: str | Path) -> None:
         colour = VERDICT_COLOURS[part["verdict"]]
         seeds = list(part["per_seed"].values())
         ax.scatter(seeds, [0.35] * len(seeds), s=14, c="grey", alpha=0.8, zorder=2)
-        if part["ci_low"] == part["ci_low"]:
+        if part["ci_low"] is not None:  # one seed has no interval
             ax.plot([part["ci_low"], part["ci_high"]], [0, 0], c=colour, lw=3, zorder=3)
-        ax.scatter([part["mean"]], [0], s=50, c=colour, marker="D", zorder=4)
+        if part["mean"] is not None:
+            ax.scatter([part["mean"]], [0], s=50, c=colour, marker="D", zorder=4)
         ax.axvline(part["threshold"], ls="--", c="black", lw=0.9)
         if part.get("paper_value") is not None:
             ax.scatter([part["paper_value"]], [0], s=110, c="red", marker="*", zorder=5)

@@ -18,8 +18,8 @@ from .fidelity import describe
 from .io import read_json, write_text
 
 
-def _fmt(x: float) -> str:
-    return "n/a" if x != x else f"{x:.3f}"  # NaN check
+def _fmt(x: float | None) -> str:
+    return "n/a" if x is None or x != x else f"{x:.3f}"  # undefined or NaN
 
 
 def load_benchmark(path: str) -> dict:
