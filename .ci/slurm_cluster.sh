@@ -41,7 +41,7 @@ command -v sbatch >/dev/null || need+=(slurm-client)
 command -v munged >/dev/null || need+=(munge)
 command -v slurmdbd >/dev/null || need+=(slurmdbd)
 command -v mariadbd >/dev/null || need+=(mariadb-server)
-if [[ "${REPLIKIT_NO_CHROMIUM:-0}" != 1 ]] && ! command -v chromium >/dev/null; then need+=(chromium); fi
+if [[ "${REPLIKIT_NO_CHROMIUM:-0}" != 1 ]] && ! command -v chromium >/dev/null; then need+=(chromium fonts-dejavu-core); fi
 if (( ${#need[@]} )); then
     echo "slurm_cluster.sh: installing ${need[*]}"
     export DEBIAN_FRONTEND=noninteractive

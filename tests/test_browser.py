@@ -72,7 +72,7 @@ def test_checker_catches_broken_images_and_missing_or_duplicate_rows(tmp_path, r
         check_report_in_browser(index)
 
 
-@pytest.mark.slurm
+@pytest.mark.slow  # builds the continual-learning test DAG and its report locally (minutes)
 def test_built_report_in_headless_chromium():
     """A real report: REPLIKIT_REPORT if set, else the continual-learning test DAG's, built here."""
     index = Path(os.environ["REPLIKIT_REPORT"]) if os.environ.get("REPLIKIT_REPORT") else local_report()

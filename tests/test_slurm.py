@@ -39,7 +39,7 @@ from tests.slurm_support import (
     write_config,
 )
 
-pytestmark = pytest.mark.slurm
+pytestmark = [pytest.mark.slurm, pytest.mark.slow]  # minutes of snakemake
 
 SACCT_FIELDS = ["JobID", "JobName", "Comment", "State", "Partition", "Account", "Timelimit", "ReqMem",
                 "ReqTRES"]
