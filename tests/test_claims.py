@@ -1,6 +1,15 @@
 import pytest
 
-from replikit.claims import Claim, MissingResult, Part, combine, combine_magnitudes, difference, evaluate
+from replikit.claims import (
+    Claim,
+    MissingResult,
+    Part,
+    combine,
+    combine_magnitudes,
+    difference,
+    evaluate,
+    write_scorecard,
+)
 
 
 def _part(values, threshold=0.0, direction="above", paper_value=None, min_seeds=5, level=0.90):
@@ -125,6 +134,7 @@ def test_rows_are_strict_json_also_with_one_seed_or_no_statistic(tmp_path):
         return [Part("one seed", {0: 0.3}, 0.0), empty]
 
     row = evaluate([Claim("J", "s", "v", "src", "stat", "rule", measure)], {}, min_seeds=1)[0]
+    write_scorecard(str(tmp_path / "card.json"), "p", "t", "smoke", None, [0], [row], {})
     write_json(tmp_path / "c.json", row)  # allow_nan=False: NaN would raise
     one, empty = read_json(tmp_path / "c.json")["parts"]
     assert one["mean"] == 0.3 and one["ci_low"] is None and one["ci_high"] is None

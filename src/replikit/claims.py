@@ -211,5 +211,5 @@ def write_scorecard(path: str, paper: str, title: str, scale: str, manifest: dic
     write_json(path, card)
     for r in rows:
         print(r["id"], r["verdict"], r["magnitude"], r["fidelity"],
-              [(p["label"], round(p["mean"], 4)) for p in r["parts"]])
+              [(p["label"], p["mean"] if p["mean"] is None else round(p["mean"], 4)) for p in r["parts"]])
     return card
