@@ -243,7 +243,8 @@ def synthetic_items(seeds=range(5)) -> pd.DataFrame:
     rows = []
 
     def add(run, seed, **kw):
-        rows.append({"run": run, "seed": seed, "permuted_fraction": kw.pop("p", 1.0), "LA": 0.9, **kw})
+        learned = {} if kw.get("regime") == "joint" else {"LA": 0.9}  # joint runs have no LA, as in real runs
+        rows.append({"run": run, "seed": seed, "permuted_fraction": kw.pop("p", 1.0), **learned, **kw})
 
     for s in seeds:
         e = 0.002 * s
@@ -292,6 +293,12 @@ def test_settings_where_training_broke_down_are_left_out():
     part = cl3["parts"][0]
     assert "gamma0=10 left out" in part["label"]
     assert part["mean"] == pytest.approx(0.1 * 3.0 - 0.1 * 0.1)  # CF(3) - CF(0.1): 10 is gone
+    joint = items["run"].str.startswith("joint") & (items["gamma0"] == 0.1)
+    items.loc[joint & (items["seed"] == 0), "AA"] = 0.12  # joint training failed at gamma0 = 0.1
+    cl4 = next(r for r in evaluate(an.claims(cl.experiment_runs(cfg), cfg), {"items": items}, cfg=cfg)
+               if r["id"] == "CL-4")
+    assert "joint_pmnist100_mup_N64_gsweep: gamma0=0.1 left out" in cl4["parts"][0]["label"]
+    assert "gamma0=0.3 left out" not in cl4["parts"][0]["label"]
     items.loc[items["run"] == "seq_pmnist100_mup_N64_gsweep", "LA"] = 0.1  # nothing learned
     cl3 = next(r for r in evaluate(an.claims(cl.experiment_runs(cfg), cfg), {"items": items}, cfg=cfg)
                if r["id"] == "CL-3")

@@ -85,13 +85,16 @@ def interior_advantage(df: pd.DataFrame, run: str, column: str = "AA") -> dict[i
 
 def learned_only(df: pd.DataFrame, runs: list[str], chance: float) -> tuple[pd.DataFrame, str]:
     """Drop the (run, gamma0) settings at which any seed did not learn its tasks: learning accuracy
-    LA below halfway from chance to perfect. A comparison that includes a setting where training
-    broke down measures the breakdown, not feature learning. Returns the rows left and a note."""
+    LA (joint training: final accuracy AA) below halfway from chance to perfect. A comparison that
+    includes a setting where training broke down measures the breakdown, not feature learning.
+    Returns the rows left and a note."""
     bar = chance + LEARNED * (1 - chance)
     mine = df["run"].isin(runs)
-    ok = df[mine].groupby(["run", "gamma0"])["LA"].transform("min") >= bar
+    # Joint training has no per-task learning accuracy: its final accuracy on all tasks (AA) is it.
+    learned = df["LA"].fillna(df["AA"]) if "LA" in df else df["AA"]
+    ok = learned[mine].groupby([df["run"][mine], df["gamma0"][mine]]).transform("min") >= bar
     gone = df[mine][~ok][["run", "gamma0"]].drop_duplicates()
-    note = "; ".join(f"{r.run}: gamma0={r.gamma0:g} left out (LA < {bar:.2f} in a seed: not learned)"
+    note = "; ".join(f"{r.run}: gamma0={r.gamma0:g} left out (accuracy < {bar:.2f} in a seed: not learned)"
                      for r in gone.itertuples())
     return pd.concat([df[~mine], df[mine][ok]]), note
 
