@@ -116,7 +116,9 @@ def test_smoke_dag_through_sbatch_completes_and_matches_local(slurm_run, record_
     for s, ref in zip(runs, local_runs, strict=True):
         assert masked(s) == masked(ref), f"{s.relative_to(slurm_run.work)} differs from the local run"
         assert json.loads(s.read_text())["device"].startswith("cpu")
-    for table in sorted((local / cl.RESULTS / "tables").glob("*.csv")):
+    tables = sorted((local / cl.RESULTS / "tables").glob("*.csv"))
+    assert len(tables) == 4, tables  # one per figure
+    for table in tables:
         assert (slurm_run.work / table.relative_to(local)).read_bytes() == table.read_bytes(), table.name
 
     record_property("slurm_wall_s", round(slurm_run.wall, 1))
