@@ -93,3 +93,46 @@ def test_loop_visits_every_item_once_per_epoch():
     train_loop(model, torch.optim.SGD(model.parameters(), lr=0.0), loss_fn, 10,
                LoopConfig(epochs=3, batch_size=5), torch.Generator().manual_seed(0), progress=False)
     assert sorted(seen) == sorted(list(range(10)) * 3)
+
+
+def test_deferred_divergence_check_names_the_first_bad_step():
+    seed_everything(0)
+    model = torch.nn.Linear(2, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.0)
+    calls = []
+
+    def loss_fn(idx):
+        calls.append(1)
+        scale = float("inf") if len(calls) == 6 else (float("nan") if len(calls) > 6 else 1.0)
+        return (model(torch.ones(idx.numel(), 2)).sum() ** 2 + 1) * scale
+
+    with pytest.raises(DivergenceError, match=r"loss is inf at epoch 1, step 1; lower the learning rate"):
+        train_loop(model, opt, loss_fn, 16, LoopConfig(epochs=3, batch_size=4, check_every=4),
+                   torch.Generator(), progress=False)
+    assert len(calls) == 8  # steps go on until the check: 4 of epoch 0, then 4 of epoch 1
+    calls.clear()  # a window cut short by the end of an epoch is checked before the epoch ends
+    model = torch.nn.Linear(2, 1)  # the inf/nan steps above made the weights nan
+    opt = torch.optim.SGD(model.parameters(), lr=0.0)
+    with pytest.raises(DivergenceError, match="epoch 1, step 1"):
+        train_loop(model, opt, loss_fn, 16, LoopConfig(epochs=3, batch_size=4, check_every=50),
+                   torch.Generator(), progress=False, evaluate=lambda e: {})
+    assert len(calls) == 8
+
+
+def test_running_loss_is_the_float64_sum_of_the_step_losses():
+    model = torch.nn.Linear(3, 1)
+    x = torch.randn(30, 3, generator=torch.Generator().manual_seed(1))
+    losses = []
+
+    def loss_fn(idx):
+        loss = model(x[idx]).pow(2).mean() * 1.37
+        losses.append(loss.item())
+        return loss
+
+    hist = train_loop(model, torch.optim.SGD(model.parameters(), lr=0.01), loss_fn, 30,
+                      LoopConfig(epochs=2, batch_size=4, check_every=3), torch.Generator().manual_seed(0),
+                      evaluate=lambda e: {}, progress=False)
+    running = 0.0
+    for v in losses[7:]:
+        running += v
+    assert hist[-1]["train_loss"] == running / 7  # bitwise: the Python-float sum it replaced

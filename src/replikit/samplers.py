@@ -17,7 +17,8 @@ that is 0 before `ramp_start` epochs (a shared SGD burn-in), rises linearly to 1
 `a` its mean squared gradient over the previous epoch, normalized so that G averages 1 over all
 parameters (so `lr` keeps its meaning); it is frozen during an epoch and re-estimated at each
 epoch end (constant within an epoch, so each epoch still targets exp(-U/T)). The noise generator
-is part of the optimizer's state_dict, so a resumed chain draws the same noise.
+(on the parameters' device) is part of the optimizer's state_dict, so a resumed chain draws the
+same noise.
 """
 
 from __future__ import annotations
@@ -53,7 +54,19 @@ class Schedule:
 
 
 class SGMCMC(torch.optim.Optimizer):
-    """SGLD (`method="sgld"`) or SGHMC (`method="sghmc"`) sampling exp(-U/T)."""
+    """SGLD (`method="sgld"`) or SGHMC (`method="sghmc"`) sampling exp(-U/T).
+
+    A step makes no host-device synchronisation: the noise is drawn on the parameters' device
+    from a seeded generator of that device (checkpointed in `state_dict`), the update runs as
+    foreach ops over all tensors, and the preconditioner's squared-gradient sums are accumulated
+    on the device and read once per epoch, when the preconditioner is re-estimated. On the CPU the
+    result is bitwise that of the per-tensor loop this replaced (frozen in
+    tests/test_samplers.py): the same generator draws in the same order (one `randn` per tensor;
+    a single draw for all tensors would differ, torch fills blocks of 16 values differently from
+    short tensors), the same scalars and the same sequence of rounded operations (foreach ops on
+    the CPU run the per-tensor kernels). On CUDA the noise of all tensors is one draw from a CUDA
+    generator, so a GPU chain is "same seed, same statistics", not the CPU chain's numbers.
+    """
 
     def __init__(self, params, lr: float, num_data: int, temperature: float = 1.0,
                  method: str = "sghmc", momentum: float = 0.9, precondition: bool = False,
@@ -67,8 +80,17 @@ class SGMCMC(torch.optim.Optimizer):
         self.num_data, self.temperature, self.method = num_data, temperature, method
         self.momentum, self.precondition, self.eps = momentum, precondition, eps
         self.schedule = schedule or Schedule(steps_per_epoch=1)
-        self.generator = torch.Generator().manual_seed(seed)
+        params = self._params()
+        self.device = params[0].device if params else torch.device("cpu")
+        self.generator = torch.Generator(device=self.device).manual_seed(seed)
+        # off the CPU: one noise draw for all tensors and foreach norms for the squared gradients
+        # (few kernel launches); on the CPU: per tensor, bitwise the old loop
+        self.fused = self.device.type != "cpu"
+        self._buffer: tuple | None = None  # noise buffer of the fused path
+        self._numel: dict[tuple, torch.Tensor] = {}
         self.step_count = 0
+        # per parameter: squared-gradient sum of the current epoch (float64, on the device)
+        self._sq: dict[torch.Tensor, torch.Tensor] = {}
 
     def _params(self) -> list[torch.Tensor]:
         return [p for g in self.param_groups for p in g["params"]]
@@ -78,6 +100,20 @@ class SGMCMC(torch.optim.Optimizer):
         s = self.schedule
         return s.lr_factor(self.step_count), self.temperature * s.temperature_factor(self.step_count)
 
+    def _noise(self, params: list[torch.Tensor]) -> list[torch.Tensor]:
+        if not self.fused or len({p.dtype for p in params}) > 1:
+            return [torch.randn(p.shape, generator=self.generator, dtype=p.dtype, device=p.device)
+                    for p in params]
+        key = tuple(id(p) for p in params)
+        if self._buffer is None or self._buffer[0] != key:  # one flat buffer, viewed per tensor
+            flat = torch.empty(sum(p.numel() for p in params), dtype=params[0].dtype, device=self.device)
+            chunks = flat.split([p.numel() for p in params])
+            views = [t.view_as(p) for t, p in zip(chunks, params, strict=True)]
+            self._buffer = (key, flat, views)
+        _, flat, views = self._buffer
+        flat.normal_(generator=self.generator)
+        return views
+
     @torch.no_grad()
     def step(self, closure=None):  # noqa: D102
         loss = closure() if closure is not None else None
@@ -85,32 +121,57 @@ class SGMCMC(torch.optim.Optimizer):
         sghmc = self.method == "sghmc"
         for group in self.param_groups:
             lr = group["lr"] * lr_factor
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
+            params = [p for p in group["params"] if p.grad is not None]
+            if not params:
+                continue
+            for p in params:
                 st = self.state[p]
                 if not st:
                     st["precond"], st["sq_sum"] = 1.0, 0.0  # floats: kept exact by load_state_dict
                     if sghmc:
                         st["velocity"] = torch.zeros_like(p)
-                g = p.grad
-                st["sq_sum"] += g.double().pow(2).mean().item() if self.precondition else 0.0
-                G = st["precond"]
-                noise_var = 2 * lr * G * temp / self.num_data
-                if sghmc:
-                    noise_var *= 1 - self.momentum
-                v = -lr * G * g
-                if noise_var > 0:
-                    xi = torch.randn(p.shape, generator=self.generator, dtype=p.dtype)
-                    v = v + math.sqrt(noise_var) * xi.to(p.device)
-                if sghmc:
-                    st["velocity"].mul_(self.momentum).add_(v)
-                    v = st["velocity"]
-                p.add_(v)
+                if p not in self._sq:
+                    self._sq[p] = torch.zeros((), dtype=torch.float64, device=p.device)
+            grads = [p.grad for p in params]
+            if self.precondition and self.fused:
+                norms = torch.stack(torch._foreach_norm(grads)).double()
+                key = tuple(id(p) for p in params)
+                if key not in self._numel:
+                    self._numel[key] = torch.tensor([g.numel() for g in grads], dtype=torch.float64,
+                                                    device=norms.device)
+                numel = self._numel[key]
+                torch._foreach_add_([self._sq[p] for p in params], (norms.pow(2) / numel).unbind())
+            elif self.precondition:
+                torch._foreach_add_([self._sq[p] for p in params], [g.double().pow(2).mean() for g in grads])
+            G = [self.state[p]["precond"] for p in params]
+            noise_var = [2 * lr * g * temp / self.num_data for g in G]
+            if sghmc:
+                noise_var = [nv * (1 - self.momentum) for nv in noise_var]
+            v = list(torch._foreach_mul(grads, [-lr * g for g in G]))
+            noisy = [i for i, nv in enumerate(noise_var) if nv > 0]
+            if noisy:
+                xi = self._noise([params[i] for i in noisy])
+                torch._foreach_mul_(xi, [math.sqrt(noise_var[i]) for i in noisy])
+                vn = torch._foreach_add([v[i] for i in noisy], xi)
+                for i, t in zip(noisy, vn, strict=True):
+                    v[i] = t
+            if sghmc:
+                vel = [self.state[p]["velocity"] for p in params]
+                torch._foreach_mul_(vel, self.momentum)
+                torch._foreach_add_(vel, v)
+                v = vel
+            torch._foreach_add_(params, v)
         self.step_count += 1
         if self.step_count % self.schedule.steps_per_epoch == 0:
             self._update_preconditioner()
         return loss
+
+    def _sync_sq_sums(self) -> None:
+        """Copy the device accumulators into the state's floats (one transfer)."""
+        params = [p for p in self._params() if p in self.state and p in self._sq]
+        if params:
+            for p, v in zip(params, torch.stack([self._sq[p] for p in params]).tolist(), strict=True):
+                self.state[p]["sq_sum"] = v
 
     def _update_preconditioner(self) -> None:
         params = [p for p in self._params() if p in self.state]
@@ -118,6 +179,7 @@ class SGMCMC(torch.optim.Optimizer):
         if not states:
             return
         if self.precondition:
+            self._sync_sq_sums()
             spe = self.schedule.steps_per_epoch
             inv_rms = [1 / (math.sqrt(s["sq_sum"] / spe) + self.eps) for s in states]
             sizes = [p.numel() for p in params]
@@ -126,8 +188,11 @@ class SGMCMC(torch.optim.Optimizer):
                 s["precond"] = g / mean
         for s in states:
             s["sq_sum"] = 0.0
+        for t in self._sq.values():
+            t.zero_()
 
     def state_dict(self) -> dict:
+        self._sync_sq_sums()
         sd = super().state_dict()
         sd["sampler"] = {"generator": self.generator.get_state(), "step_count": self.step_count}
         return sd
@@ -136,5 +201,12 @@ class SGMCMC(torch.optim.Optimizer):
         state_dict = dict(state_dict)
         extra = state_dict.pop("sampler")
         super().load_state_dict(state_dict)
-        self.generator.set_state(extra["generator"])
+        try:
+            self.generator.set_state(extra["generator"])
+        except RuntimeError as e:
+            raise RuntimeError(f"the sampler's noise generator state does not fit a {self.device.type} "
+                               "generator: a checkpoint of a chain on another kind of device cannot be "
+                               "resumed here") from e
         self.step_count = extra["step_count"]
+        self._sq = {p: torch.tensor(self.state[p]["sq_sum"], dtype=torch.float64, device=p.device)
+                    for p in self._params() if p in self.state}

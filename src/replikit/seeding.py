@@ -1,21 +1,51 @@
-"""Seeding and determinism: the same seed gives bitwise the same result on CPU."""
+"""Seeding and determinism: the same seed gives bitwise the same result on CPU.
+
+On a GPU the default is "same seed, same statistics": `torch.use_deterministic_algorithms` and
+cuDNN's deterministic mode are off there, because the deterministic CUDA kernels are slower
+(and some ops have none) while the GPU's results already differ from the CPU's in the last bits
+(other kernels, bf16 autocast, TF32). A rerun on the GPU then repeats the data order,
+initialisation and sampler noise (all seeded), but floating-point reductions such as atomics in
+backward passes may round differently, so numbers agree in distribution, not bitwise. Set
+`REPLIKIT_DETERMINISTIC=1` (or pass `deterministic=True`) for bitwise-repeatable GPU runs at that
+cost; `REPLIKIT_DETERMINISTIC=0` turns it off everywhere.
+"""
 
 from __future__ import annotations
 
+import os
 import random
 
 import numpy as np
 import torch
 
 
-def seed_everything(seed: int, deterministic: bool = True) -> torch.Generator:
-    """Seed Python, NumPy and torch; return a CPU generator for data order and augmentation."""
+def deterministic_default(device: torch.device | str | None = None) -> bool:
+    """Deterministic algorithms on? `REPLIKIT_DETERMINISTIC` (1/0) when set; else on for a CPU
+    device, and with no device named, on unless CUDA is present."""
+    env = os.environ.get("REPLIKIT_DETERMINISTIC", "").strip().lower()
+    if env in ("1", "true", "yes", "on"):
+        return True
+    if env in ("0", "false", "no", "off"):
+        return False
+    if device is not None:
+        return torch.device(device).type == "cpu"
+    return not torch.cuda.is_available()
+
+
+def seed_everything(seed: int, deterministic: bool | None = None,
+                    device: torch.device | str | None = None) -> torch.Generator:
+    """Seed Python, NumPy and torch; return a CPU generator for data order and augmentation.
+    `deterministic` None: `deterministic_default(device)` (always on for CPU runs, as before)."""
     random.seed(seed)
     np.random.seed(seed % 2**32)
     torch.manual_seed(seed)
+    if deterministic is None:
+        deterministic = deterministic_default(device)
     if deterministic:
         torch.use_deterministic_algorithms(True, warn_only=True)
         torch.backends.cudnn.benchmark = False
+    else:
+        torch.use_deterministic_algorithms(False)
     generator = torch.Generator()
     generator.manual_seed(seed)
     return generator

@@ -2,7 +2,9 @@
 
 The loop knows nothing about papers: it draws a permutation per epoch from a CPU
 generator, hands each index batch to `loss_fn`, steps the optimizer and calls
-`evaluate` every `eval_every` epochs. Everything that drives randomness (model,
+`evaluate` every `eval_every` epochs. On an accelerator it reads the loss only every
+`check_every` steps (divergence) and once per epoch (running loss), so the host does not wait
+for the device after every step. Everything that drives randomness (model,
 optimizer, generator, history) is checkpointed, so a killed run that is started
 again resumes and ends bitwise identical to an uninterrupted one (on CPU).
 """
@@ -35,6 +37,12 @@ class LoopConfig:
     eval_every: int = 0  # epochs between evaluations; 0 = only at start and end
     checkpoint_every: int = 0  # epochs between checkpoints; 0 = never
     drop_last: bool = True
+    # steps between divergence checks; None = every step on the CPU (where reading the loss costs
+    # nothing) and every CHECK_EVERY steps on an accelerator (each check waits for the device)
+    check_every: int | None = None
+
+
+CHECK_EVERY = 50
 
 
 LossFn = Callable[[torch.Tensor], torch.Tensor]
@@ -49,6 +57,15 @@ def check_finite(loss: torch.Tensor, epoch: int, step: int) -> None:
             f"training diverged: loss is {value} at epoch {epoch}, step {step}; "
             "lower the learning rate or check the inputs"
         )
+
+
+def _check_pending(pending: list[tuple[int, torch.Tensor]], epoch: int) -> None:
+    """Raise, as `check_finite` at the first of them, when any of the (step, loss) is not finite;
+    one device synchronisation for all of them."""
+    if pending and not bool(torch.isfinite(torch.stack([loss for _, loss in pending])).all()):
+        for step, loss in pending:
+            check_finite(loss, epoch, step)
+    pending.clear()
 
 
 def load_checkpoint(path: str | Path | None, load: Callable[[Path], Any] | None = None) -> Any:
@@ -111,17 +128,32 @@ def train_loop(model: nn.Module, optimizer: torch.optim.Optimizer, loss_fn: Loss
     bar = tqdm(range(start, cfg.epochs), initial=start, total=cfg.epochs, file=sys.stderr,
                disable=not progress, mininterval=5.0, desc="epochs")
     for epoch in bar:
-        running, steps = 0.0, 0
+        # the running loss is summed on the loss's device, in float64 (bitwise the sum of the
+        # per-step Python floats it replaced), and read once per epoch
+        total: torch.Tensor | None = None
+        steps = 0
+        pending: list[tuple[int, torch.Tensor]] = []  # losses not yet checked for divergence
         batches = _batches(n_items, cfg, generator)
         for step, idx in enumerate(batches):
             loss = loss_fn(idx)
-            check_finite(loss, epoch, step)
+            every = cfg.check_every or (1 if loss.device.type == "cpu" else CHECK_EVERY)
+            if every == 1:
+                check_finite(loss, epoch, step)
+            else:
+                pending.append((step, loss.detach()))
+                if len(pending) >= every:
+                    _check_pending(pending, epoch)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             if before_step is not None:
                 before_step(epoch * len(batches) + step)
             optimizer.step()
-            running, steps = running + loss.item(), steps + 1
+            if total is None:
+                total = torch.zeros((), dtype=torch.float64, device=loss.device)
+            total += loss.detach().double()
+            steps += 1
+        _check_pending(pending, epoch)  # before any evaluation or checkpoint of this epoch
+        running = total.item() if total is not None else 0.0
         done = epoch + 1
         bar.set_postfix(loss=f"{running / max(steps, 1):.4f}")
         due = cfg.eval_every and done % cfg.eval_every == 0

@@ -11,6 +11,14 @@ up to their anchor, never other thoughts. All thoughts therefore roll out togeth
 forward passes (`rollout`), whatever their number. A last pass over the whole sequence with
 every latent in place gives the visible next-token predictions; the token after an anchor is
 read from the thought's first latent slot (training and inference alike).
+
+Two implementations compute this function. `rollout` / `final_pass` (the default, and the
+reference) rerun the whole prefix in each of the tau passes. `cached_rollout` /
+`cached_final_pass` (`kv_cache=True`, see `lookahead_loss` and `generate`) run the visible prefix
+once and keep its keys and values (a KV cache) for every later pass; see `cached_rollout` for
+why the latents of a thought are still recomputed in each pass and what is cached of them. The
+two agree up to float rounding (fp32, CPU: max |difference| ~1e-6, tested in
+tests/test_lookahead_cache.py), not bitwise, so the cache is a config switch.
 """
 
 from __future__ import annotations
@@ -20,6 +28,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.utils.checkpoint import checkpoint as _checkpoint
 
 IGNORE = -100  # target value that the cross-entropy skips
 
@@ -102,10 +111,14 @@ class LookaheadGPT(nn.Module):
         elif isinstance(m, nn.Embedding):
             nn.init.normal_(m.weight, 0.0, 0.02)
 
-    def hidden(self, emb: torch.Tensor, pos: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        """Final hidden states (after ln_f) of input embeddings `emb` (B, T, d) at positions `pos`."""
-        if int(pos.max()) >= self.cfg.block_size:
-            raise ValueError(f"position {int(pos.max())} exceeds the context of {self.cfg.block_size}")
+    def hidden(self, emb: torch.Tensor, pos: torch.Tensor, mask: torch.Tensor,
+               max_pos: int | None = None) -> torch.Tensor:
+        """Final hidden states (after ln_f) of input embeddings `emb` (B, T, d) at positions `pos`.
+        `max_pos`: the largest position when the caller knows it (else read from `pos`, which
+        waits for the device)."""
+        max_pos = int(pos.max()) if max_pos is None else max_pos
+        if max_pos >= self.cfg.block_size:
+            raise ValueError(f"position {max_pos} exceeds the context of {self.cfg.block_size}")
         x = self.drop(emb + self.wpe(pos))
         for block in self.blocks:
             x = block(x, mask)
@@ -116,7 +129,7 @@ class LookaheadGPT(nn.Module):
         T = idx.shape[1]
         pos = torch.arange(T, device=idx.device)
         mask = torch.ones(T, T, dtype=torch.bool, device=idx.device).tril()
-        return self.lm_head(self.hidden(self.wte(idx), pos, mask))
+        return self.lm_head(self.hidden(self.wte(idx), pos, mask, T - 1))
 
 
 # ---------------------------------------------------------------- latent thoughts
@@ -200,6 +213,213 @@ def naive_rollout(model: LookaheadGPT, idx: torch.Tensor, anchor: int, tau: int,
     return torch.stack(z, dim=1)
 
 
+reference_rollout = rollout  # the exact, recomputing rollout that `cached_rollout` is tested against
+
+
+# ---------------------------------------------------------------- the same function with a KV cache
+
+KV = list[tuple[torch.Tensor, torch.Tensor]]  # per layer: keys, values (B, heads, T, d / heads)
+
+
+def _rows(model: LookaheadGPT, x: torch.Tensor, past: KV | None, mask: torch.Tensor,
+          out_rows: torch.Tensor | None = None, qkv0: torch.Tensor | None = None,
+          want_kv: bool = False) -> tuple[torch.Tensor, KV]:
+    """Run the blocks over the rows `x` (B, R, d), the input of the first block (embeddings plus
+    positions, dropout applied), attending to the cached keys/values `past` of earlier rows (per
+    layer, in front) and to each other. `mask` (R, T_past + R): True where a row may attend to a
+    key. Returns the final hidden states (after ln_f) of the rows `out_rows` (all when None) and,
+    with `want_kv`, every layer's keys and values of the rows. `qkv0`: the first block's c_attn
+    output of the rows when the caller kept it. In the last block only the `out_rows` get a query,
+    an attention output and an MLP; the other rows are needed there only as keys and values."""
+    kvs: KV = []
+    n_layer = len(model.blocks)
+    for layer, blk in enumerate(model.blocks):
+        attn = blk.attn
+        B, _, C = x.shape
+        H = attn.n_head
+        prune = layer == n_layer - 1 and out_rows is not None
+        if layer == 0 and qkv0 is not None:
+            q, k, v = qkv0.split(C, dim=2)
+            if prune:
+                q = q[:, out_rows]
+        elif prune:
+            h = blk.ln_1(x)
+            W, b = attn.c_attn.weight, attn.c_attn.bias
+            k, v = F.linear(h, W[C:], b[C:]).split(C, dim=2)
+            q = F.linear(h[:, out_rows], W[:C], b[:C])
+        else:
+            q, k, v = attn.c_attn(blk.ln_1(x)).split(C, dim=2)
+        q, k, v = (t.reshape(B, t.shape[1], H, C // H).transpose(1, 2) for t in (q, k, v))
+        if want_kv:
+            kvs.append((k, v))
+        if past is not None:
+            k, v = torch.cat([past[layer][0], k], dim=2), torch.cat([past[layer][1], v], dim=2)
+        y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask[out_rows] if prune else mask,
+                                           dropout_p=attn.dropout if attn.training else 0.0)
+        y = attn.resid_dropout(attn.c_proj(y.transpose(1, 2).reshape(B, -1, C)))
+        x = (x[:, out_rows] if prune else x) + y
+        x = x + blk.mlp(blk.ln_2(x))
+    return model.ln_f(x), kvs
+
+
+def _check_positions(model: LookaheadGPT, last: int) -> None:
+    # on the host from Python ints: `hidden`'s int(pos.max()) would be a device sync per pass
+    if last >= model.cfg.block_size:
+        raise ValueError(f"position {last} exceeds the context of {model.cfg.block_size}")
+
+
+@dataclass
+class RolloutCache:
+    """What `cached_rollout` keeps for the final pass and for generation: the visible prefix's
+    final hidden states `h` (B, keep, d) and per-layer keys/values, and per latent slot s its
+    first-block input `x0[s]` and c_attn output `qkv0[s]` (B, K, ...)."""
+
+    keep: int
+    h: torch.Tensor
+    kv: KV
+    x0: list[torch.Tensor]
+    qkv0: list[torch.Tensor]
+
+
+def _latent_input(model: LookaheadGPT, z: torch.Tensor,
+                  pos: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """First-block input and c_attn output of latents z (B, K, d) at positions pos (K,)."""
+    x0 = model.drop(z + model.wpe(pos))
+    blk = model.blocks[0]
+    return x0, blk.attn.c_attn(blk.ln_1(x0))
+
+
+def _prefix(model: LookaheadGPT, idx: torch.Tensor) -> tuple[torch.Tensor, KV]:
+    T = idx.shape[1]
+    _check_positions(model, T - 1)
+    pos = torch.arange(T, device=idx.device)
+    mask = torch.ones(T, T, dtype=torch.bool, device=idx.device).tril()
+    return _rows(model, model.drop(model.wte(idx) + model.wpe(pos)), None, mask, want_kv=True)
+
+
+def cached_rollout(model: LookaheadGPT, idx: torch.Tensor, anchors: list[int], tau: int,
+                   bidirectional: bool = True, checkpoint: bool = False,
+                   return_cache: bool = False):
+    """`rollout` without recomputing the prefix: latents z (B, K, tau, d), the same function.
+
+    The visible tokens up to the last anchor do not attend to latents during the rollout, so their
+    states at every layer are the same in all tau passes: they run once and their keys and values
+    are cached. A plain causal KV cache of the latents would be exact only for the causal
+    ablation: with bidirectional latents slot s attends to the later slots too, so its states
+    above the first block change whenever a latent is appended. Each pass therefore recomputes the
+    latent rows of every thought (j rows in pass j), attending to the cached prefix; what stays
+    fixed, and is cached, is each slot's first-block input and its c_attn output (they depend on
+    the latent and its position only), and in the last block only the newest slot of each thought
+    gets a query and an MLP (the others serve as keys and values). Cost per pass ~ j rows instead
+    of prefix + K j rows. With causal latents (the ablation) a slot's states never change, so
+    their keys and values are cached too and each pass runs one row per thought (`checkpoint`
+    does not apply there: a pass keeps one row's activations).
+
+    `checkpoint`: activation checkpointing of each pass (its activations are recomputed in the
+    backward pass instead of kept: memory of one pass instead of tau, ~ +1 forward in FLOPs); the
+    gradients are the same. With dropout in training mode the prefix's (and each slot's input)
+    dropout masks are drawn once and shared by the passes instead of being redrawn per pass, a
+    different draw of the same kind of noise; without dropout (or in eval mode) the function is
+    the reference's. `return_cache`: also return the `RolloutCache` for `cached_final_pass`."""
+    B, n = idx.shape
+    K = len(anchors)
+    dev = idx.device
+    pos, mask = thought_layout(n, anchors, tau, bidirectional, dev)
+    keep = max(anchors) + 1
+    _check_positions(model, max(keep - 1, max(anchors) + tau))
+    h, kv = _prefix(model, idx[:, :keep])
+    lat_pos = pos[n:].view(K, tau)
+    base = n + torch.arange(K, device=dev)[:, None] * tau
+    prefix_cols = torch.arange(keep, device=dev)
+    z = [h[:, anchors]]
+    x0: list[torch.Tensor] = []
+    qkv0: list[torch.Tensor] = []
+    lat_kv, lat_cols = kv, [prefix_cols]  # causal: keys/values of the latents so far (slot-major)
+    for j in range(1, tau):
+        a, b = _latent_input(model, z[-1], lat_pos[:, j - 1])
+        x0.append(a)
+        qkv0.append(b)
+        if not bidirectional:  # a plain KV cache is exact: one new row per thought and pass
+            rows = base[:, 0] + (j - 1)
+            lat_cols.append(rows)
+            m = mask[rows][:, torch.cat(lat_cols)]
+            out, new = _rows(model, a, lat_kv, m, qkv0=b, want_kv=True)
+            lat_kv = [(torch.cat([k0, k1], dim=2), torch.cat([v0, v1], dim=2))
+                      for (k0, v0), (k1, v1) in zip(lat_kv, new, strict=True)]
+            z.append(out)
+            continue
+        rows = (base + torch.arange(j, device=dev)[None]).flatten()  # thought-major, like `rollout`
+        m = mask[rows][:, torch.cat([prefix_cols, rows])]
+        last = torch.arange(K, device=dev) * j + (j - 1)
+
+        def one_pass(*t: torch.Tensor, m=m, last=last, j=j) -> torch.Tensor:
+            xs, qs = torch.stack(t[:j], dim=2), torch.stack(t[j:], dim=2)
+            return _rows(model, xs.flatten(1, 2), kv, m, last, qs.flatten(1, 2))[0]
+
+        if checkpoint and torch.is_grad_enabled():
+            z.append(_checkpoint(one_pass, *x0, *qkv0, use_reentrant=False))
+        else:
+            z.append(one_pass(*x0, *qkv0))
+    if tau >= 1:
+        a, b = _latent_input(model, z[-1], lat_pos[:, tau - 1])
+        x0.append(a)
+        qkv0.append(b)
+    out = torch.stack(z, dim=2)
+    return (out, RolloutCache(keep, h, kv, x0, qkv0)) if return_cache else out
+
+
+def cached_final_pass(model: LookaheadGPT, idx: torch.Tensor, anchors: list[int], cache: RolloutCache,
+                      bidirectional: bool = True, want_kv: bool = False):
+    """`final_pass` reusing the rollout's cache: the visible tokens up to the first anchor see no
+    latent, so their states are the rollout's; the rest (later visible tokens and every latent,
+    with the latents' cached first-block inputs) runs once over them. Returns the logits (B, n, V)
+    and, with `want_kv`, the full per-layer keys/values (prefix, then the rows; for generation)."""
+    B, n = idx.shape
+    K, tau = cache.x0[0].shape[1], len(cache.x0)
+    dev = idx.device
+    pos, mask = thought_layout(n, anchors, tau, bidirectional, dev)
+    r = min(anchors) + 1
+    _check_positions(model, max(n - 1, max(anchors) + tau))
+    if r > cache.keep or r > n:
+        raise ValueError("the rollout cache does not cover the visible tokens up to the first anchor")
+    kv = [(k[:, :, :r], v[:, :, :r]) for k, v in cache.kv]
+    vis = torch.arange(r, n, device=dev)
+    lat = n + torch.arange(K * tau, device=dev)
+    rows = torch.cat([lat, vis])
+    m = mask[rows][:, torch.cat([torch.arange(r, device=dev), rows])]
+    first = torch.arange(K, device=dev) * tau
+    out = torch.cat([first, K * tau + torch.arange(n - r, device=dev)])
+    x_vis = model.drop(model.wte(idx[:, r:]) + model.wpe(pos[r:n]))
+    blk = model.blocks[0]
+    qkv_vis = blk.attn.c_attn(blk.ln_1(x_vis))
+    x_lat = torch.stack(cache.x0, dim=2).flatten(1, 2)
+    qkv_lat = torch.stack(cache.qkv0, dim=2).flatten(1, 2)
+    h, row_kv = _rows(model, torch.cat([x_lat, x_vis], dim=1), kv, m, None if want_kv else out,
+                      torch.cat([qkv_lat, qkv_vis], dim=1), want_kv)
+    if want_kv:
+        h = h[:, out]
+    hv = torch.cat([cache.h[:, :r], h[:, K:]], dim=1)
+    hv = hv.index_copy(1, torch.tensor(anchors, device=dev), h[:, :K])
+    logits = model.lm_head(hv)
+    if not want_kv:
+        return logits
+    return logits, [(torch.cat([k0, k1], dim=2), torch.cat([v0, v1], dim=2))
+                    for (k0, v0), (k1, v1) in zip(kv, row_kv, strict=True)]
+
+
+def _decode(model: LookaheadGPT, tok: torch.Tensor, position: int, kv: KV) -> tuple[torch.Tensor, KV]:
+    """Logits (B, V) of one new visible token `tok` (B,) at `position` that attends to every cached
+    key; the cache grows by its keys and values."""
+    _check_positions(model, position)
+    x = model.drop(model.wte(tok[:, None]) + model.wpe.weight[position])
+    T = kv[0][0].shape[2] + 1
+    mask = torch.ones(1, T, dtype=torch.bool, device=tok.device)
+    h, new = _rows(model, x, kv, mask, want_kv=True)
+    kv = [(torch.cat([k0, k1], dim=2), torch.cat([v0, v1], dim=2))
+          for (k0, v0), (k1, v1) in zip(kv, new, strict=True)]
+    return model.lm_head(h[:, -1]), kv
+
+
 # ---------------------------------------------------------------- the three training modes
 
 
@@ -229,28 +449,43 @@ def pause_loss(model: LookaheadGPT, prompt: torch.Tensor, answer: torch.Tensor, 
 
 
 def lookahead_loss(model: LookaheadGPT, prompt: torch.Tensor, answer: torch.Tensor, pad: int, tau: int,
-                   bidirectional: bool = True) -> torch.Tensor:
+                   bidirectional: bool = True, kv_cache: bool = False,
+                   checkpoint: bool = False) -> torch.Tensor:
     """Next-token loss (with latents in context) + latent loss, unweighted; one thought at the last
-    prompt token, so latent z_j is supervised with answer token j - 1."""
+    prompt token, so latent z_j is supervised with answer token j - 1. `kv_cache`: the same loss
+    through `cached_rollout` / `cached_final_pass` (equal up to rounding); `checkpoint` (with
+    `kv_cache`): activation checkpointing of the rollout's passes."""
     if tau > answer.shape[1]:
         raise ValueError(f"tau={tau} exceeds the answer length {answer.shape[1]}")
     anchor = [prompt.shape[1] - 1]
-    z = rollout(model, prompt, anchor, tau, bidirectional)
+    if kv_cache:
+        z, cache = cached_rollout(model, prompt, anchor, tau, bidirectional, checkpoint, return_cache=True)
+    else:
+        z = rollout(model, prompt, anchor, tau, bidirectional)
+    # the order of these ops is the reference's: it fixes the order in which the backward pass
+    # sums gradients into shared weights, hence the last bits of a CPU run
     latent_tgt = answer[:, :tau].masked_fill(answer[:, :tau] == pad, IGNORE)
     latent = _ce(model.lm_head(z[:, 0]), latent_tgt)
     x = torch.cat([prompt, answer], dim=1)
-    logits = final_pass(model, x[:, :-1], anchor, z, bidirectional)
+    if kv_cache:
+        logits = cached_final_pass(model, x[:, :-1], anchor, cache, bidirectional)
+    else:
+        logits = final_pass(model, x[:, :-1], anchor, z, bidirectional)
     return _ce(logits, answer_targets(prompt, answer, pad)) + latent
 
 
 @torch.no_grad()
 def generate(model: LookaheadGPT, prompt: torch.Tensor, length: int, method: str, tau: int = 0,
-             pause: int = 0, bidirectional: bool = True) -> torch.Tensor:
-    """Greedy answer tokens (B, length) after `prompt` (B, P) for method ntp, pause or lookahead."""
+             pause: int = 0, bidirectional: bool = True, kv_cache: bool = False) -> torch.Tensor:
+    """Greedy answer tokens (B, length) after `prompt` (B, P) for method ntp, pause or lookahead.
+    `kv_cache`: each new token runs as one row against the cached keys/values of the prompt, the
+    latents and the tokens before it (equal up to rounding; the default recomputes the sequence)."""
     model.eval()
     if method == "pause":
         prompt = torch.cat([prompt, torch.full((prompt.shape[0], tau), pause, dtype=prompt.dtype,
                                                device=prompt.device)], dim=1)
+    if kv_cache:
+        return _generate_cached(model, prompt, length, method, tau, bidirectional)
     seq = prompt
     if method == "lookahead":
         anchor = [prompt.shape[1] - 1]
@@ -262,3 +497,22 @@ def generate(model: LookaheadGPT, prompt: torch.Tensor, length: int, method: str
             logits = model(seq)[:, -1]
         seq = torch.cat([seq, logits.argmax(-1, keepdim=True)], dim=1)
     return seq[:, prompt.shape[1]:]
+
+
+def _generate_cached(model: LookaheadGPT, prompt: torch.Tensor, length: int, method: str, tau: int,
+                     bidirectional: bool) -> torch.Tensor:
+    P = prompt.shape[1]
+    if length <= 0:
+        return prompt[:, :0]
+    if method == "lookahead":
+        anchor = [P - 1]
+        _, cache = cached_rollout(model, prompt, anchor, tau, bidirectional, return_cache=True)
+        logits, kv = cached_final_pass(model, prompt, anchor, cache, bidirectional, want_kv=True)
+    else:
+        h, kv = _prefix(model, prompt)
+        logits = model.lm_head(h)
+    out = [logits[:, -1].argmax(-1)]
+    for t in range(1, length):
+        logits, kv = _decode(model, out[-1], P - 1 + t, kv)
+        out.append(logits.argmax(-1))
+    return torch.stack(out, dim=1)

@@ -107,10 +107,28 @@ def tasks_used(cfg: dict) -> list[str]:
 # Keys of the paper's config that define a training run of a task; other tasks' settings,
 # experiment lists and resources are left out, so editing them retrains nothing.
 def training_config(cfg: dict, task: str) -> dict:
-    """The part of the paper's config that defines a training run on `task`."""
-    return {"task": task, "data": cfg["data"][task], "training": cfg["training"][task],
-            "model": cfg["model"], "optimizer": cfg["optimizer"], "eval_max": cfg["eval_max"],
-            "bf16": cfg["bf16"]}
+    """The part of the paper's config that defines a training run on `task` (the `performance`
+    switches only when they differ from their defaults, so adding them reran no finished job)."""
+    out = {"task": task, "data": cfg["data"][task], "training": cfg["training"][task],
+           "model": cfg["model"], "optimizer": cfg["optimizer"], "eval_max": cfg["eval_max"],
+           "bf16": cfg["bf16"]}
+    perf = {**PERFORMANCE, **cfg.get("performance", {})}
+    if perf != PERFORMANCE:
+        out["performance"] = perf
+    return out
+
+
+PERFORMANCE = {"kv_cache": "auto", "checkpoint_rollout": "auto", "fused_adam": "auto"}  # schema defaults
+CHECKPOINT_TAU = 32  # auto checkpointing of the rollout above this many latent steps (on CUDA)
+
+
+def performance(cfg: dict, device: torch.device, tau: int = 0) -> dict[str, bool]:
+    """The run's switches with `auto` resolved: on on CUDA (checkpointing: when tau > 32), off
+    elsewhere, so CPU runs keep the reference's numbers bitwise."""
+    perf = {**PERFORMANCE, **cfg.get("performance", {})}
+    cuda = device.type == "cuda"
+    auto = {"kv_cache": cuda, "fused_adam": cuda, "checkpoint_rollout": cuda and tau > CHECKPOINT_TAU}
+    return {k: auto[k] if v == "auto" else bool(v) for k, v in perf.items()}
 
 
 # ---------------------------------------------------------------- one training run
@@ -130,7 +148,8 @@ class Run:
         self.tau = self.answer_len if spec.tau == "A" else int(spec.tau)
         if spec.method == "lookahead" and self.tau > self.answer_len:
             raise ValueError(f"{spec.name}: tau={self.tau} exceeds the answer length {self.answer_len}")
-        self.generator = seed_everything(seed)
+        self.generator = seed_everything(seed, device=device)
+        self.perf = performance(cfg, device, self.tau)
         m, t = cfg["model"], cfg["training"]
         self.model = lg.LookaheadGPT(lg.GPTConfig(
             vocab_size=pl.VOCAB_SIZE, block_size=m["block_size"], n_layer=m["n_layer"],
@@ -153,7 +172,9 @@ class Run:
                 return lg.ntp_loss(self.model, prompt, answer, pl.PAD)
             if s.method == "pause":
                 return lg.pause_loss(self.model, prompt, answer, pl.PAD, pl.PAUSE, self.tau)
-            return lg.lookahead_loss(self.model, prompt, answer, pl.PAD, self.tau, s.mask == "bidir")
+            return lg.lookahead_loss(self.model, prompt, answer, pl.PAD, self.tau, s.mask == "bidir",
+                                     kv_cache=self.perf["kv_cache"],
+                                     checkpoint=self.perf["checkpoint_rollout"])
 
     def loss(self, idx: torch.Tensor) -> torch.Tensor:
         idx = idx.to(self.device)
@@ -164,7 +185,7 @@ class Run:
         with self._autocast():
             for s in range(0, prompt.shape[0], chunk):
                 out.append(lg.generate(self.model, prompt[s:s + chunk], self.answer_len, self.spec.method,
-                                       self.tau, pl.PAUSE, self.spec.mask == "bidir"))
+                                       self.tau, pl.PAUSE, self.spec.mask == "bidir", self.perf["kv_cache"]))
         return torch.cat(out)
 
     def exact_match(self, prompt: torch.Tensor) -> float:
@@ -177,10 +198,15 @@ class Run:
     def evaluate(self, epoch: int) -> dict[str, float]:
         return {"step": epoch * self.steps_per_epoch, "exact_match": self.exact_match(self.test_prompt)}
 
+    def make_optimizer(self, name: str, lr: float) -> torch.optim.Optimizer:
+        if name == "adam" and self.perf["fused_adam"]:
+            return torch.optim.Adam(self.model.parameters(), lr=lr, fused=True)
+        return make_optimizer(name, self.model.parameters(), lr)
+
     def train(self, checkpoint: str | None = None, progress: bool = True) -> list[dict[str, float]]:
         t = self.cfg["training"]
         o = self.cfg["optimizer"]
-        opt = make_optimizer(o["name"], self.model.parameters(), o["lr"])
+        opt = self.make_optimizer(o["name"], o["lr"])
         loop = LoopConfig(epochs=t["epochs"], batch_size=t["batch_size"], eval_every=t["eval_every"],
                           checkpoint_every=t["checkpoint_every"])
         fingerprint = json.dumps([self.spec.name, self.seed, self.cfg, self.data_id], sort_keys=True)
@@ -245,7 +271,7 @@ def benchmark(cfg: dict, ds, device: torch.device, batch_size: int, steps: int) 
     for method in METHODS:
         spec = RunSpec(cfg["task"], method, 0 if method == "ntp" else _tau(tau))
         run = Run(spec, cfg, ds, 0, device)
-        opt = make_optimizer("adam", run.model.parameters(), 1e-4)
+        opt = run.make_optimizer("adam", 1e-4)
         b = min(batch_size, run.n)
         prompt, answer = run.train_prompt[:b], run.train_answer[:b]
 
