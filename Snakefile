@@ -2,12 +2,14 @@
 #   snakemake --cores all                                   (default scale)
 #   snakemake --cores 2 --configfile config/smoke.yaml      (CI scale)
 #   snakemake --profile profiles/slurm --configfile config/paper.yaml
+import sys
 from pathlib import Path
 
 from snakemake.utils import min_version
 
 from replikit.config import read_yaml, validate_config
 from replikit.device import check_available
+from replikit.jobs import time_limit_hints
 
 min_version("9.0")
 
@@ -30,6 +32,13 @@ validate_config(config, ROOT / "workflow/schemas/config.schema.yaml")
 onstart:
     if workflow.local_exec:
         check_available(config["device"])
+
+
+# A SLURM job over its time limit: name the config key to raise (the plugin only says TIMEOUT).
+onerror:
+    for logfile in log:
+        for hint in time_limit_hints(Path(logfile).read_text(errors="replace"), RULE_PREFIXES):
+            print(f"replikit: {hint}", file=sys.stderr)
 
 
 wildcard_constraints:

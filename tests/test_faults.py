@@ -19,7 +19,7 @@ import yaml
 from replikit import data, io
 from replikit.config import ConfigError, read_yaml, validate_config
 from replikit.device import DeviceError
-from replikit.jobs import JobLockedError, job
+from replikit.jobs import JobLockedError, job, time_limit_hints
 from replikit.papers.benign_memorization import Run, RunSpec
 from replikit.training import load_checkpoint
 from tests.conftest import ROOT, SHARED
@@ -282,3 +282,33 @@ def test_a_job_that_a_live_process_runs_is_refused(tmp_path):
     with job(second) as device:  # the holder is dead: the kernel released its lock
         assert device.type == "cpu"
     torch.set_num_threads(threads)
+
+
+SLURM_TIMEOUT_LOG = """\
+[Mon Nov 23 11:02:10 2026]
+Error in rule cl_train:
+    message: SLURM-job '17' failed, SLURM status is: 'TIMEOUT'. Reason: Step 0: None.
+    jobid: 0
+    output: results/continual_learning/runs/seq_pmnist100_mup_Nsweep_g1/seed0.json
+    log: logs/continual_learning/train/seq_pmnist100_mup_Nsweep_g1/seed0.log, .snakemake/slurm_logs/x.log
+Error in rule cl_claims:
+    message: SLURM-job '18' failed, SLURM status is: 'FAILED'. Reason: Step 0: NonZeroExitCode.
+    jobid: 3
+Error in rule prepare_dataset:
+    message: SLURM-job '19' failed, SLURM status is: 'TIMEOUT'.
+    jobid: 4
+"""
+
+
+def test_slurm_time_limit_names_the_runtime_key_to_raise():
+    """The plugin only says TIMEOUT; the onerror hook names the config key (tests/test_slurm.py runs
+    it for real). Failures other than TIMEOUT get no hint."""
+    hints = time_limit_hints(SLURM_TIMEOUT_LOG, {"cl": "continual_learning"})
+    assert len(hints) == 2, hints
+    assert "rule cl_train" in hints[0] and "`continual_learning.resources.runtime`" in hints[0]
+    assert "--set-resources cl_train:runtime=MINUTES" in hints[0]
+    assert "rule prepare_dataset" in hints[1]
+    assert "--set-resources prepare_dataset:runtime=MINUTES" in hints[1]
+    assert not any("cl_claims" in h for h in hints)
+    failed = SLURM_TIMEOUT_LOG.replace("TIMEOUT", "FAILED")
+    assert time_limit_hints(failed, {"cl": "continual_learning"}) == []

@@ -183,6 +183,7 @@ def test_scancel_resumes_from_checkpoint_and_time_limit_names_rule_and_runtime(s
     assert f"resumed {run} seed 0 after 1 networks" in log.read_text()
     assert "Error in rule cl_train" in text2 and "TIMEOUT" in text2, text2[-4000:]
     assert "DUE TO TIME LIMIT" in text2 and "runtime=1," in text2, text2[-4000:]
+    assert "`continual_learning.resources.runtime`" in text2, text2[-4000:]  # the key to raise
     [row] = wait_for_states(run_id(text2), 1, {"TIMEOUT"})
     assert row["State"] == "TIMEOUT" and row["Timelimit"] == "00:01:00", row
     assert not (work / target).exists()

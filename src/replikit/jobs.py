@@ -70,3 +70,23 @@ def job(snakemake: Any) -> Iterator[torch.device]:
             if log_path:
                 print(f"rule {snakemake.rule} failed; see {log_path}", file=sys.__stderr__)
             raise
+
+
+def time_limit_hints(log_text: str, papers_by_prefix: dict[str, str]) -> list[str]:
+    """One line per rule whose SLURM job ran out of time in a Snakemake log, naming the config key
+    to raise: `<paper>.resources.runtime` for a paper's rules (named `<prefix>_...`), else
+    `--set-resources <rule>:runtime=MINUTES`."""
+    hints = []
+    for block in log_text.split("Error in rule ")[1:]:
+        rule = block.split(":", 1)[0].strip()
+        head = "\n".join(block.splitlines()[:6])
+        if "SLURM status is: 'TIMEOUT'" not in head or not rule.isidentifier():
+            continue
+        paper = papers_by_prefix.get(rule.split("_", 1)[0])
+        fix = (f"raise `{paper}.resources.runtime` (minutes) in the config, or pass "
+               f"`--set-resources {rule}:runtime=MINUTES`" if paper else
+               f"pass `--set-resources {rule}:runtime=MINUTES`")
+        hint = f"rule {rule} ran past its SLURM time limit (TIMEOUT): {fix}, then rerun"
+        if hint not in hints:
+            hints.append(hint)
+    return hints

@@ -21,6 +21,9 @@ DATASET_FILES = {
 # Each paper's final targets (figures and claims.json), for `rule all` and the report.
 PAPER_TARGETS = {"benign_memorization": bm.targets, "latent_lookahead": ll.targets,
                  "continual_learning": cl.targets, "cold_posterior": cp.targets}
+# Rule-name prefix of each paper's rules (bm_train, ...): the time-limit hint names its config key.
+RULE_PREFIXES = {"bm": "benign_memorization", "ll": "latent_lookahead", "cl": "continual_learning",
+                 "cp": "cold_posterior"}
 # The papers' own settings: every scorecard row lists how this run departs from them.
 PAPER_CONFIG = load_config(ROOT / "config/paper.yaml", ROOT / "workflow/schemas/config.schema.yaml")
 PAPER_SETTINGS = {p: paper_settings(PAPER_CONFIG, p) for p in PAPER_TARGETS}
