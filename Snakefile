@@ -1,4 +1,4 @@
-# replikit: re-runs the headline experiments of four lines of deep-learning research.
+# replikit: re-runs the headline experiments of a line of deep-learning research.
 #   snakemake --cores all                                   (default scale)
 #   snakemake --cores 2 --configfile config/smoke.yaml      (CI scale)
 #   snakemake --profile profiles/slurm --configfile config/paper.yaml
@@ -48,10 +48,7 @@ wildcard_constraints:
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
-include: "workflow/rules/benign_memorization.smk"
-include: "workflow/rules/latent_lookahead.smk"
-include: "workflow/rules/continual_learning.smk"
-include: "workflow/rules/cold_posterior.smk"
+include: "workflow/rules/papers.smk"
 include: "workflow/rules/report.smk"
 
 

@@ -16,6 +16,7 @@ import pytest
 import yaml
 
 from replikit.claims import Part
+from replikit.config import load_config
 from replikit.stats import min_seeds_for
 
 DRAWS = 2000
@@ -58,7 +59,7 @@ def _judged_seed_counts(root) -> set[int]:
     as inconclusive by design: latent lookahead's 1-seed smoke run)."""
     counts = set()
     for name in ("smoke.yaml", "config.yaml", "paper.yaml"):
-        cfg = yaml.safe_load((root / "config" / name).read_text())
+        cfg = load_config(root / "config" / name, root / "workflow/schemas/config.schema.yaml")
         counts.add(len(cfg["seeds"]))
         for section in cfg.values():
             if isinstance(section, dict) and section.get("seeds"):

@@ -35,7 +35,7 @@ def test_wrong_type_names_the_key(root):
 
 
 def test_paper_yaml_follows_the_official_settings(root):
-    cfg = yaml.safe_load((root / "config/paper.yaml").read_text())["benign_memorization"]
+    cfg = yaml.safe_load((root / "config/papers/benign_memorization.yaml").read_text())["paper"]
     assert cfg["model"] == {"name": "resnet18", "width": 64, "projector_width": 65536}
     assert cfg["optimizer"]["lr"] == 3e-4 and cfg["batch_size"] == 256 and cfg["epochs"] == 10000
     assert cfg["augmentation"] == "full"

@@ -168,7 +168,8 @@ def test_truncated_checkpoint_is_named_moved_aside_and_training_restarts(tiny_im
 
 
 @pytest.mark.parametrize("bad, message", [
-    ({"cold_posterior": {"epochs": 10, "ramp_start": 12, "sample_start": 18, "cycle_epochs": 6}},
+    ({"cold_posterior": {"epochs": 10, "ramp_start": 12, "sample_start": 18, "cycle_epochs": 6,
+                         "samples_per_cycle": 1}},
      "config key 'cold_posterior.epochs' (10) ends the chains before the first posterior sample (epoch 18: "
      "sample_start 18, the last 1 epoch(s) of each 6-epoch cycle); use epochs >= 18 or lower "
      "ramp_start/sample_start"),

@@ -14,8 +14,8 @@ def test_report_renders_scorecard_figures_and_provenance(root, tmp_path):
     plotting.save(fig, fig_path, "title", "smoke", subset=True)
     plt.close("all")
     write_json(fig_path.with_suffix(".provenance.json"), {
-        "caption": "A caption.", "rule": "r", "script": "s.py", "scale": "smoke", "subset": True,
-        "git_commit": "abc123", "devices": ["cpu"], "host": "h", "packages": {"torch": "2"},
+        "paper": "paperx", "caption": "A caption.", "rule": "r", "script": "s.py", "scale": "smoke",
+        "subset": True, "git_commit": "abc123", "devices": ["cpu"], "host": "h", "packages": {"torch": "2"},
         "config": {"epochs": 3}})
     part = {"label": "gap", "per_seed": {"0": -0.1, "1": -0.15, "2": -0.05}, "mean": -0.1, "ci_low": -0.2,
             "ci_high": -0.05, "threshold": 0.0, "direction": "above", "paper_value": 0.3,

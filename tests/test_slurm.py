@@ -26,6 +26,7 @@ from types import SimpleNamespace
 import pytest
 
 from replikit.papers import continual_learning as cl
+from replikit.papers import continual_learning_analysis as cl_analysis
 from tests.slurm_support import (
     CL_TARGETS,
     CL_TEST_CONFIG,
@@ -141,7 +142,7 @@ def test_scancel_resumes_from_checkpoint_and_time_limit_names_rule_and_runtime(s
                                      resources={"mem_mb": 1800, "runtime": 1, "gpu": 1})
     overlay = write_config(tmp_path / "fault.yaml", cfg)
     run = cl.RunSpec("seq", "pmnist100", "mup", gamma0=1.0).name
-    target = cl.run_file(run, 0)
+    target = cl_analysis.SPEC.run_file("metrics", run, 0)
     ckpt = work / cl.RESULTS / "checkpoints" / f"{run}_seed0.json"
     log = work / f"logs/continual_learning/train/{run}/seed0.log"
     args = [target, "--profile", str(slurm_run.profile), "--retries", "0", *FAST_STATUS,

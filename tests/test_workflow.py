@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from importlib import import_module
 from pathlib import Path
 
 import pytest
@@ -13,6 +12,7 @@ import yaml
 
 from replikit.claims import VERDICTS
 from replikit.config import load_config
+from replikit.papers import interface
 from tests.conftest import ROOT, SHARED
 
 
@@ -104,7 +104,7 @@ def test_smoke_scale_end_to_end(tmp_path):
             assert c["fidelity"] == "proxy" and c["deviations"] and c["magnitude"], c
             for p in c["parts"]:
                 assert c["n_seeds"] < 2 or p["ci_low"] <= p["mean"] <= p["ci_high"]
-        for target in import_module(f"replikit.papers.{paper}").targets():
+        for target in interface.get(paper).targets():
             if target.endswith(".png"):
                 assert (tmp_path / target).stat().st_size > 10_000, target
                 assert Path(target).stem in html, target
@@ -115,7 +115,7 @@ def test_smoke_scale_end_to_end(tmp_path):
 
     # Each paper's figures rebuild alone: deleting one plans exactly one job (its figure rule).
     for paper in papers:
-        figures = [t for t in import_module(f"replikit.papers.{paper}").targets() if t.endswith(".png")]
+        figures = [t for t in interface.get(paper).targets() if t.endswith(".png")]
         (tmp_path / figures[-1]).unlink()
         plan = smk("-n", "--cores", "2", *args, figures[-1])
         totals = [ln.split() for ln in plan.stdout.splitlines() if ln.strip().startswith("total")]

@@ -7,6 +7,7 @@ names the line of a YAML syntax error, which `snakemake --configfile` does not.
 
 from __future__ import annotations
 
+import copy
 import re
 import sys
 from pathlib import Path
@@ -17,7 +18,6 @@ import yaml
 
 # Training / test images of the full datasets (the CIFAR-10 subset has fewer; jobs check that).
 FULL_SIZES = {"cifar10": (50000, 10000), "mnist": (60000, 10000)}
-SPLIT_CIFAR10_TASKS = 5
 
 
 class ConfigError(ValueError):
@@ -105,7 +105,7 @@ def coerce(value: Any, schema: dict, root: dict) -> Any:
 # ---------------------------------------------------------------- constraints between keys
 
 
-def _size_errors(key: str, n: int | None, dataset: str, split: str, limit: int | None = None) -> list[str]:
+def size_errors(key: str, n: int | None, dataset: str, split: str, limit: int | None = None) -> list[str]:
     train, test = FULL_SIZES[dataset]
     most = limit or (train if split == "train" else test)
     if n is None or n <= most:
@@ -115,82 +115,69 @@ def _size_errors(key: str, n: int | None, dataset: str, split: str, limit: int |
     return [f"config key '{key}' is {n} but {what}; use at most {most} (or null for all)"]
 
 
-def _benign_memorization_errors(c: dict) -> list[str]:
-    return (_size_errors("benign_memorization.n_train", c["n_train"], c["dataset"], "train")
-            + _size_errors("benign_memorization.probe_fit_size", c["probe_fit_size"], c["dataset"], "train"))
-
-
-def _first_sample_epoch(c: dict) -> int:
-    """The first epoch >= sample_start that is among the last samples_per_cycle of its cycle."""
-    e = c["sample_start"]
-    while (e - 1) % c["cycle_epochs"] < c["cycle_epochs"] - c["samples_per_cycle"]:
-        e += 1
-    return e
-
-
-def _cold_posterior_errors(c: dict) -> list[str]:
-    errors = (_size_errors("cold_posterior.n_train", c["n_train"], c["dataset"], "train")
-              + _size_errors("cold_posterior.curated_size", c["curated_size"], c["dataset"], "train")
-              + _size_errors("cold_posterior.n_test", c["n_test"], c["dataset"], "test"))
-    if c["ramp_start"] > c["sample_start"]:
-        errors.append(f"config key 'cold_posterior.ramp_start' ({c['ramp_start']}) is after "
-                      f"'cold_posterior.sample_start' ({c['sample_start']}): the temperature ramps in "
-                      "from ramp_start and samples are collected from sample_start; "
-                      "use ramp_start <= sample_start")
-    first = _first_sample_epoch(c)
-    if c["epochs"] < first:
-        errors.append(f"config key 'cold_posterior.epochs' ({c['epochs']}) ends the chains before the first "
-                      f"posterior sample (epoch {first}: sample_start {c['sample_start']}, the last "
-                      f"{c['samples_per_cycle']} epoch(s) of each {c['cycle_epochs']}-epoch cycle); "
-                      f"use epochs >= {first} or lower ramp_start/sample_start")
-    return errors
-
-
-def _continual_learning_errors(c: dict) -> list[str]:
-    from .papers import continual_learning as cl
-
-    errors = (_size_errors("continual_learning.n_train", c["n_train"], "mnist", "train")
-              + _size_errors("continual_learning.n_test", c["n_test"], "mnist", "test"))
-    if c["stream"] == "split_cifar10":
-        if c["n_tasks"] > SPLIT_CIFAR10_TASKS:
-            errors.append(f"config key 'continual_learning.n_tasks' is {c['n_tasks']} but Split CIFAR-10 has "
-                          f"{SPLIT_CIFAR10_TASKS} two-class tasks; use n_tasks <= {SPLIT_CIFAR10_TASKS}")
-        train, test = (n // 5 for n in FULL_SIZES["cifar10"])  # two of ten classes per task
-        errors += _size_errors("continual_learning.n_train", c["n_train"], "cifar10", "train", train)
-        errors += _size_errors("continual_learning.n_test", c["n_test"], "cifar10", "test", test)
-    fractions = [("continual_learning.similarity.permuted_fractions", p)
-                 for p in c["similarity"]["permuted_fractions"]]
-    if c["stream"] == "pmnist":
-        fractions.append(("continual_learning.permuted_fraction", c["permuted_fraction"]))
-    for key, p in fractions:
-        used = cl.RunSpec("seq", cl.stream_name("pmnist", p), "ntp").permuted_fraction
-        if used != p:
-            errors.append(f"config key '{key}': {p} is not a whole percentage of the pixels (run names "
-                          f"hold whole percents, so it would run as {used}); use e.g. {used}")
-    gammas = [("continual_learning.gamma_sweep.gammas", g) for g in c["gamma_sweep"]["gammas"]]
-    for key, g in gammas + [("continual_learning.width_sweep.gamma0", c["width_sweep"]["gamma0"])]:
-        text = f"{g:g}"
-        if "e" in text or float(text) != g:
-            errors.append(f"config key '{key}': gamma0 {g} cannot be written in a run name, which holds "
-                          "gamma0 as a plain decimal of at most 6 significant digits between 0.0001 and "
-                          "999999; use such a value (e.g. 0.0001)")
-    return errors
-
-
 def constraint_errors(config: dict) -> list[str]:
-    """Constraints between keys (dataset sizes, epoch orderings, run-name round trips)."""
-    return (_benign_memorization_errors(config["benign_memorization"])
-            + _cold_posterior_errors(config["cold_posterior"])
-            + _continual_learning_errors(config["continual_learning"]))
+    """Constraints between keys that a schema cannot express: each paper's `config_errors`."""
+    from .papers.interface import registry
+
+    return [e for name, paper in registry().items() if isinstance(config.get(name), dict)
+            for e in paper.config_errors(config[name])]
 
 
 # ---------------------------------------------------------------- entry points
 
 
-def validate_config(config: dict, schema_path: str | Path) -> dict:
-    """Validate `config` in place (coercing --config strings, filling defaults); raise ConfigError
-    naming every offending key."""
+def paper_names(schema_path: str | Path) -> list[str]:
+    """Every paper with a schema fragment next to the main schema (workflow/schemas/papers/)."""
+    fragments = (Path(schema_path).parent / "papers").glob("*.schema.yaml")
+    return sorted(p.name.removesuffix(".schema.yaml") for p in fragments)
+
+
+def full_schema(schema_path: str | Path) -> dict:
+    """The main schema with each paper's fragment under `properties.<paper>` (its `definitions` join
+    the main ones) and the paper names as the enum and default of `papers`."""
     schema = yaml.safe_load(Path(schema_path).read_text())
+    names = paper_names(schema_path)
+    for name in names:
+        fragment = yaml.safe_load((Path(schema_path).parent / "papers" / f"{name}.schema.yaml").read_text())
+        schema.setdefault("definitions", {}).update(fragment.pop("definitions", {}))
+        schema["properties"][name] = fragment
+    schema["properties"]["papers"]["items"] = {"enum": names}
+    schema["properties"]["papers"]["default"] = names
+    return schema
+
+
+def with_paper_settings(config: dict, schema_path: str | Path) -> dict:
+    """Each paper's block of its scale (config/papers/<paper>.yaml, next to the workflow) under the
+    config's own `<paper>:` keys, which win; in place."""
+    root = Path(schema_path).resolve().parents[2]
+    scale = config.get("scale", "default")
+    for name in paper_names(schema_path):
+        path = root / "config" / "papers" / f"{name}.yaml"
+        if not path.exists():
+            continue
+        blocks = read_yaml(path)
+        if scale not in blocks:
+            raise ConfigError(f"{path} has no block for scale {scale!r} (it has: {', '.join(blocks)}); "
+                              f"add one, or set scale to one of those")
+        own = config.get(name) or {}
+        if not isinstance(own, dict):
+            continue  # the schema names it
+        config[name] = _merged(copy.deepcopy(blocks[scale] or {}), own)  # key order kept: params compare it
+    return config
+
+
+def _merged(base: dict, over: dict) -> dict:
+    for key, value in over.items():
+        base[key] = _merged(base[key], value) if isinstance(value, dict) and isinstance(base.get(key), dict) \
+            else value
+    return base
+
+
+def validate_config(config: dict, schema_path: str | Path) -> dict:
+    """Complete `config` with its papers' settings for its scale, then validate it in place (coercing
+    --config strings, filling defaults); raise ConfigError naming every offending key."""
+    with_paper_settings(config, schema_path)
+    schema = full_schema(schema_path)
     coerce(config, schema, schema)
     validator = _with_defaults(jsonschema.Draft7Validator)(schema)
     # Fill defaults first (validation of a nested default may need its own defaults).

@@ -293,6 +293,23 @@ def save(prepared: Prepared, tensors_path: str | Path, manifest_path: str | Path
     return manifest
 
 
+def select_subset(n_total: int, n: int | None, seed: int) -> torch.Tensor:
+    """Indices of a fixed random subset of size n (all when n is None)."""
+    from .seeding import derive_seed
+
+    if n is None or n >= n_total:
+        return torch.arange(n_total)
+    g = torch.Generator().manual_seed(derive_seed(seed, "subset"))
+    return torch.randperm(n_total, generator=g)[:n].sort().values
+
+
+def load_prepared(tensors_path: str | Path, manifest_path: str | Path) -> dict:
+    """The tensors of a prepared dataset, checked against its manifest."""
+    from .io import read_json
+
+    return load(tensors_path, read_json(manifest_path))
+
+
 def load(tensors_path: str | Path, manifest: dict) -> dict:
     """Load prepared tensors after checking them against the manifest's sha256."""
     digest = file_digest(tensors_path)

@@ -49,11 +49,11 @@ def record(rule: str, script: str, config: dict, devices: list[str]) -> dict:
 
 
 def write_figure_record(path: str, rule: str, script: str, config: dict, devices: list[str],
-                        caption: str, scale: str, subset: bool, inputs: list[str]) -> dict:
+                        caption: str, scale: str, subset: bool, inputs: list[str], paper: str) -> dict:
     """Write `<figure>.provenance.json`: what the report shows beside each figure."""
     from .io import write_json
 
-    rec = {**record(rule, script, config, devices), "caption": caption, "scale": scale,
+    rec = {**record(rule, script, config, devices), "paper": paper, "caption": caption, "scale": scale,
            "subset": subset, "runs": [str(p) for p in inputs]}
     write_json(path, rec)
     return rec

@@ -62,7 +62,7 @@ def load_inputs(claims_paths: list[str], figure_paths: list[str], benchmark_path
     for png in figure_paths:
         p = Path(png)
         prov = read_json(p.with_suffix(".provenance.json"))
-        figures.append({"name": p.stem, "paper": p.parent.parent.name, "path": str(p),
+        figures.append({"name": p.stem, "paper": prov["paper"], "path": str(p),
                         "data": base64.b64encode(p.read_bytes()).decode(), "caption": prov["caption"],
                         "provenance": prov})
     forests = [{"paper": Path(f).stem, "file": Path(f).name,

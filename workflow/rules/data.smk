@@ -3,8 +3,7 @@
 
 rule prepare_dataset:
     output:
-        tensors="resources/data/{dataset}/tensors.pt",
-        manifest="resources/data/{dataset}/manifest.json",
+        **dataset_files("{dataset}"),
     params:
         search_paths=config["data"]["search_paths"],
         sources=config["data"]["sources"],

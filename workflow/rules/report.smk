@@ -1,28 +1,6 @@
 # The report: scorecard of every claim, every figure with caption and provenance.
 
 
-rule benchmark_training_loop:
-    input:
-        **DATASET_FILES[config["benign_memorization"]["dataset"]],
-    output:
-        "results/benchmarks/training_loop.json",
-    params:
-        bench=config["benchmark"],
-        model=config["benign_memorization"]["model"],
-    log:
-        "logs/benchmarks/training_loop.log",
-    benchmark:
-        "logs/benchmarks/training_loop.tsv"
-    threads: config["threads"]
-    resources:
-        mem_mb=4000,
-        runtime=30,
-    conda:
-        "../../envs/replikit.yaml"
-    script:
-        "../scripts/benchmark_training_loop.py"
-
-
 rule report:
     input:
         claims=CLAIMS,
@@ -32,7 +10,7 @@ rule report:
     output:
         html="results/report/index.html",
         markdown="results/report/index.md",
-        forests=[f"results/report/forest/{Path(c).parent.name}.png" for c in CLAIMS],
+        forests=[f"results/report/forest/{paper.name}.png" for paper in PAPERS],
     log:
         "logs/report.log",
     benchmark:

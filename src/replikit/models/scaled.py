@@ -72,22 +72,38 @@ class MultiHead(nn.Module):
         return torch.einsum("bn,bon->bo", z, self.weight[task]) * self.scale
 
 
-class ScaledMLP(nn.Module):
-    """h1 = W0 x / sqrt(D); h <- h + W_l phi(h) / sqrt(N L) for L residual blocks; per-task heads."""
+class _ScaledResidual(nn.Module):
+    """Shared by the scaled networks: an input layer, residual blocks whose branches are divided by
+    sqrt(L), and per-task heads (parameters created in that order, from one generator)."""
 
-    def __init__(self, d_in: int, scaling: Scaling, n_heads: int, n_out: int, n_blocks: int = 0,
-                 generator: torch.Generator | None = None) -> None:
+    def __init__(self, scaling: Scaling, inp_shape: tuple[int, ...], block_shape: tuple[int, ...],
+                 n_heads: int, n_out: int, n_blocks: int, generator: torch.Generator | None) -> None:
         super().__init__()
-        n = scaling.width
-        self.scaling, self.d_in = scaling, d_in
-        self.inp = _normal((n, d_in), generator)
-        self.blocks = nn.ParameterList([_normal((n, n), generator) for _ in range(n_blocks)])
+        self.scaling = scaling
+        self.inp = _normal(inp_shape, generator)
+        self.blocks = nn.ParameterList([_normal(block_shape, generator) for _ in range(n_blocks)])
         self.branch = 1.0 / math.sqrt(max(n_blocks, 1))
-        self.head = MultiHead(n, n_heads, n_out, scaling.gamma)
+        self.head = MultiHead(scaling.width, n_heads, n_out, scaling.gamma)
 
     @property
     def first_layer(self) -> torch.Tensor:
         return self.inp
+
+    def features(self, x: torch.Tensor) -> torch.Tensor:
+        raise NotImplementedError
+
+    def forward(self, x: torch.Tensor, task: int | torch.Tensor) -> torch.Tensor:
+        return self.head(self.features(x), task)
+
+
+class ScaledMLP(_ScaledResidual):
+    """h1 = W0 x / sqrt(D); h <- h + W_l phi(h) / sqrt(N L) for L residual blocks; per-task heads."""
+
+    def __init__(self, d_in: int, scaling: Scaling, n_heads: int, n_out: int, n_blocks: int = 0,
+                 generator: torch.Generator | None = None) -> None:
+        n = scaling.width
+        super().__init__(scaling, (n, d_in), (n, n), n_heads, n_out, n_blocks, generator)
+        self.d_in = d_in
 
     def features(self, x: torch.Tensor) -> torch.Tensor:
         n = self.scaling.width
@@ -96,11 +112,8 @@ class ScaledMLP(nn.Module):
             h = h + self.branch * F.relu(h) @ w.T / math.sqrt(n)
         return F.relu(h)
 
-    def forward(self, x: torch.Tensor, task: int | torch.Tensor) -> torch.Tensor:
-        return self.head(self.features(x), task)
 
-
-class ScaledResCNN(nn.Module):
+class ScaledResCNN(_ScaledResidual):
     """3x3 conv stem, residual conv blocks (2x2 average pooling after each third), global pool.
 
     Channels are the width N; every conv divides by sqrt(fan_in) = sqrt(C_in * 9), each residual
@@ -109,18 +122,10 @@ class ScaledResCNN(nn.Module):
 
     def __init__(self, in_channels: int, scaling: Scaling, n_heads: int, n_out: int, n_blocks: int = 6,
                  generator: torch.Generator | None = None) -> None:
-        super().__init__()
         n = scaling.width
-        self.scaling, self.in_channels = scaling, in_channels
-        self.inp = _normal((n, in_channels, 3, 3), generator)
-        self.blocks = nn.ParameterList([_normal((n, n, 3, 3), generator) for _ in range(n_blocks)])
-        self.branch = 1.0 / math.sqrt(max(n_blocks, 1))
+        super().__init__(scaling, (n, in_channels, 3, 3), (n, n, 3, 3), n_heads, n_out, n_blocks, generator)
+        self.in_channels = in_channels
         self.pool_after = {max(1, n_blocks // 3) * k - 1 for k in (1, 2)} if n_blocks >= 3 else set()
-        self.head = MultiHead(n, n_heads, n_out, scaling.gamma)
-
-    @property
-    def first_layer(self) -> torch.Tensor:
-        return self.inp
 
     def features(self, x: torch.Tensor) -> torch.Tensor:
         n = self.scaling.width
@@ -130,9 +135,6 @@ class ScaledResCNN(nn.Module):
             if i in self.pool_after:
                 h = F.avg_pool2d(h, 2)
         return F.relu(h).mean(dim=(2, 3))
-
-    def forward(self, x: torch.Tensor, task: int | torch.Tensor) -> torch.Tensor:
-        return self.head(self.features(x), task)
 
 
 def build_scaled(kind: str, input_shape: tuple[int, ...], scaling: Scaling, n_heads: int, n_out: int,

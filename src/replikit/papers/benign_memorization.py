@@ -16,18 +16,23 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
 
 from .. import augment as aug
-from ..data import data_identity, require_count
+from ..config import size_errors
+from ..data import data_identity, load_prepared, require_count, select_subset
+from ..device import describe
+from ..io import torch_save, write_json
 from ..models import StagedNet, build_model
 from ..probes import extract_features, knn_accuracy, knn_predict, to_float
 from ..seeding import derive_seed, seed_everything
 from ..training import LoopConfig, make_optimizer, train_loop
-from . import claim_files, per_seed_files, unique_runs
+from . import unique_runs
+from .interface import Job, Stage, dataset_files
 
 PAPER = "benign_memorization"
 RUN_PATTERN = r"noise\d{1,3}_(none|crop_flip|light|full)_K(\d+|inf)(_perview)?"
@@ -115,14 +120,6 @@ def view_labels(image_labels: torch.Tensor, idx: torch.Tensor, view: torch.Tenso
     u = aug.hashed_uniforms(derive_seed(seed, "view-labels"), idx * n_augs + view, 1)[:, 0]
     other = (u * num_classes).long().clamp(max=num_classes - 1)
     return torch.where(view == 0, image_labels[idx], other.to(image_labels.device))
-
-
-def select_subset(n_total: int, n: int | None, seed: int) -> torch.Tensor:
-    """Indices of a fixed random subset of size n (all when n is None)."""
-    if n is None or n >= n_total:
-        return torch.arange(n_total)
-    g = torch.Generator().manual_seed(derive_seed(seed, "subset"))
-    return torch.randperm(n_total, generator=g)[:n].sort().values
 
 
 # ---------------------------------------------------------------- one training run
@@ -254,11 +251,7 @@ class Run:
 def load_run(run: str, seed: int | str, cfg: dict, tensors_path: str, manifest_path: str,
              device: torch.device) -> Run:
     """A Run for a job: parse the run name, load the verified dataset tensors."""
-    from .. import data
-    from ..io import read_json
-
-    tensors = data.load(tensors_path, read_json(manifest_path))
-    return Run(RunSpec.parse(run), cfg, tensors, int(seed), device)
+    return Run(RunSpec.parse(run), cfg, load_prepared(tensors_path, manifest_path), int(seed), device)
 
 
 def random_label_agreement(feats: torch.Tensor, labels: torch.Tensor, k: int) -> float:
@@ -269,28 +262,75 @@ def random_label_agreement(feats: torch.Tensor, labels: torch.Tensor, k: int) ->
     return (pred == labels).float().mean().item()
 
 
-# ---------------------------------------------------------------- workflow paths
+# ---------------------------------------------------------------- config checks (before any job)
+
+
+def config_errors(c: dict) -> list[str]:
+    """Sizes the dataset cannot provide."""
+    return (size_errors("benign_memorization.n_train", c["n_train"], c["dataset"], "train")
+            + size_errors("benign_memorization.probe_fit_size", c["probe_fit_size"], c["dataset"], "train"))
+
+
+# ---------------------------------------------------------------- jobs (see papers.interface)
 
 RESULTS = "results/benign_memorization"
-FIGURES = ("probe_vs_epoch", "probe_per_layer", "augmentation_diversity", "capacity")
+RUN_FILES = {kind: f"{RESULTS}/runs/{{run}}/seed{{seed}}/{kind}.json" for kind in ("metrics", "layers")}
+MODEL_FILE = f"{RESULTS}/runs/{{run}}/seed{{seed}}/model.pt"
 
 
-def run_file(run: str, seed: int | str, kind: str) -> str:
-    """Path of a run's `metrics.json`, `model.pt` or `layers.json`."""
-    return f"{RESULTS}/runs/{run}/seed{seed}/{kind}"
+def train_job(job: Job) -> None:
+    """Train one run (one seed); write its evaluation history and the final model."""
+    run = load_run(job.wildcards["run"], job.wildcards["seed"], job.cfg, job.input["tensors"],
+                   job.input["manifest"], job.device)
+    start = time.time()
+    history = run.train(checkpoint=job.scratch)
+    elapsed = time.time() - start
+    torch_save(job.output["model"], {"state_dict": run.model.state_dict(), "run": run.spec.name,
+                                     "seed": run.seed, "model": job.cfg["model"]})
+    write_json(job.output["metrics"], {
+        "run": run.spec.name, "seed": run.seed, "spec": run.spec.__dict__, "history": history,
+        "final": history[-1], "device": describe(job.device), "elapsed_s": round(elapsed, 1),
+        "n_train": run.n, "epochs": job.cfg["epochs"],
+    })
 
 
-def figure_inputs(runs: dict[str, list[RunSpec]], figure: str, seeds: list[int]) -> list[str]:
-    """Per-seed files a figure aggregates: layer probes for `probe_per_layer`, metrics otherwise."""
-    kind = "layers.json" if figure == "probe_per_layer" else "metrics.json"
-    return per_seed_files(lambda n, s: run_file(n, s, kind), (r.name for r in runs[figure]), seeds)
+def probe_layers_job(job: Job) -> None:
+    """k-NN probe of every stage of a trained model (and of its initialisation)."""
+    run = load_run(job.wildcards["run"], job.wildcards["seed"], job.cfg, job.input["tensors"],
+                   job.input["manifest"], job.device)
+    run.model.load_state_dict(torch.load(job.input["model"], map_location=job.device)["state_dict"])
+    write_json(job.output["layers"], {"run": run.spec.name, "seed": run.seed,
+                                      "stages": run.model.stage_names, "device": describe(job.device),
+                                      **run.layer_report()})
 
 
-def claim_inputs(runs: dict[str, list[RunSpec]], seeds: list[int]) -> dict[str, list[str]]:
-    """Every run's metrics (once) and the layer probes the claims read."""
-    return {"metrics": claim_files(lambda n, s: run_file(n, s, "metrics.json"), runs, seeds),
-            "layers": figure_inputs(runs, "probe_per_layer", seeds)}
+def benchmark_loop_job(job: Job) -> None:
+    """The shared training loop against a bare forward/backward loop, on this paper's CNN and data."""
+    from ..benchmark import loop_throughput
+
+    b = job.cfg["benchmark"]
+    tensors = load_prepared(job.input["tensors"], job.input["manifest"])
+    res = loop_throughput(tensors["x_train"], tensors["y_train"], job.cfg["model"], b["batch_size"],
+                          b["steps"], job.device)
+    out = {"device": describe(job.device), "threads": torch.get_num_threads(), "model": job.cfg["model"],
+           "batch_size": b["batch_size"], "steps": b["steps"], **{k: round(v, 3) for k, v in res.items()}}
+    write_json(job.output["benchmark"], out)
+    print(out)
 
 
-def targets() -> list[str]:
-    return [f"{RESULTS}/figures/{f}.png" for f in FIGURES] + [f"{RESULTS}/claims.json"]
+def run_inputs(cfg: dict, w) -> dict[str, str]:
+    return dataset_files(cfg["dataset"])
+
+
+STAGES = (
+    Stage("train", {"metrics": RUN_FILES["metrics"], "model": MODEL_FILE}, train_job, inputs=run_inputs,
+          config=lambda cfg, w: training_config(cfg),
+          scratch=f"{RESULTS}/checkpoints/{{run}}_seed{{seed}}.ckpt"),
+    Stage("probe_layers", {"layers": RUN_FILES["layers"]}, probe_layers_job,
+          inputs=lambda cfg, w: {**run_inputs(cfg, w), "model": MODEL_FILE.format(run=w.run, seed=w.seed)},
+          config=lambda cfg, w: training_config(cfg), runtime=60),
+    Stage("benchmark_training_loop", {"benchmark": "results/benchmarks/training_loop.json"},
+          benchmark_loop_job, inputs=run_inputs,
+          config=lambda cfg, w: {"benchmark": cfg["benchmark"], "model": cfg["model"]},
+          runtime=30, gpu=False, benchmark=True),
+)

@@ -8,11 +8,13 @@ import pandas as pd
 import seaborn as sns
 
 from .. import plotting
-from ..aggregate import per_seed
+from ..aggregate import final_rows, per_seed
 from ..aggregate import seed_diff as diff
 from ..claims import Claim, Part
 from ..io import read_json
+from . import benign_memorization as bm
 from .benign_memorization import RunSpec
+from .interface import Paper, figures_of
 
 MEMORIZED = 0.9  # training accuracy on random labels that counts as "memorized"
 SOURCE = "arXiv 2210.14019 (ICLR 2023)"
@@ -254,3 +256,48 @@ def claims(runs: dict[str, list[RunSpec]], augmentation: str) -> list[Claim]:
               "augmentation), at the output layer minus at the first stage", "CI > 0", bm6,
               uses=("probe_vs_epoch",), not_measurable=_no_clean_runs),
     ]
+
+
+# ---------------------------------------------------------------- the paper's declaration
+
+
+def load_results(files: dict[str, list[str]]) -> dict[str, pd.DataFrame]:
+    """Training histories (and their last evaluations) from metrics files; layer probes."""
+    out: dict[str, pd.DataFrame] = {}
+    if "metrics" in files:
+        hist = load_histories(files["metrics"])
+        out.update(history=hist, final=final_rows(hist))
+    if "layers" in files:
+        out["layers"] = load_layers(files["layers"])
+    return out
+
+
+CAPTIONS = {
+    "probe_vs_epoch": "k-NN probe test accuracy (left) and training accuracy on the (random) training labels "
+    "(right) over training, for 0% and 100% random labels with and without augmentation; dashed: the "
+    "untrained network. Bands: 95% bootstrap CI over seeds.",
+    "probe_per_layer": "k-NN probe test accuracy at each stage of the final networks (left; conv maps "
+    "average-pooled to 2x2) and leave-one-out k-NN agreement with the training labels (right), which "
+    "measures where the random labels are memorized. Bars: 95% CI over seeds.",
+    "augmentation_diversity": "100% random labels, each image seen only through a fixed set of K "
+    "augmentations: k-NN probe accuracy (left) and memorization of the random labels (right), scored on "
+    "the training views the network saw and on clean images, against K. Bars: 95% CI over seeds.",
+    "capacity": "Each of the K augmentations of an image gets its own random label: training accuracy "
+    "reached on the (view, label) pairs against K. The budget is fixed in epochs (as in the paper), so "
+    "each pair is seen about epochs/K times. Bars: 95% CI over seeds.",
+}
+FIGURE_FUNCS = {"probe_vs_epoch": figure_probe_vs_epoch, "probe_per_layer": figure_probe_per_layer,
+                "augmentation_diversity": figure_augmentation_diversity, "capacity": figure_capacity}
+
+SPEC = Paper.declare(
+    bm, prefix="bm", title="The Curious Case of Benign Memorization (Anagnostidis et al., ICLR 2023)",
+    arxiv="2210.14019",
+    figures=figures_of(CAPTIONS, FIGURE_FUNCS,
+                       frames={"probe_vs_epoch": "history", "probe_per_layer": "layers",
+                               "augmentation_diversity": "final", "capacity": "final"},
+                       reads={"probe_per_layer": "layers"}),
+    claims=lambda runs, cfg: claims(runs, cfg["augmentation"]),
+    load_results=load_results,
+    claim_reads={"metrics": None, "layers": "probe_per_layer"},
+    dataset=lambda cfg, figure: cfg["dataset"],
+)

@@ -27,6 +27,7 @@ from __future__ import annotations
 import copy
 import json
 import re
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,8 +36,10 @@ import torch.nn.functional as F
 from torch import nn
 
 from .. import augment as aug
-from ..data import data_identity, require_count
-from ..io import torch_save
+from ..config import size_errors
+from ..data import data_identity, load_prepared, require_count, select_subset
+from ..device import describe
+from ..io import torch_save, write_json
 from ..models.convnet import ConvNet
 from ..models.invariant import GROUP_SIZE, Canonicalize, GroupAverage, d4_batch
 from ..models.resnet20 import ResNet20
@@ -44,7 +47,8 @@ from ..posterior import Ensemble, gaussian_prior_energy, prior_parameters
 from ..samplers import SGMCMC, Schedule
 from ..seeding import derive_seed, seed_everything
 from ..training import LoopConfig, load_checkpoint, steps_per_epoch, train_loop
-from . import claim_files, per_seed_files, unique_runs
+from . import unique_runs
+from .interface import Job, Stage, dataset_files
 
 PAPER = "cold_posterior"
 RESULTS = "results/cold_posterior"
@@ -138,14 +142,6 @@ def all_runs(cfg: dict) -> list[RunSpec]:
 
 
 # ---------------------------------------------------------------- data
-
-
-def select_subset(n_total: int, n: int | None, seed: int) -> torch.Tensor:
-    """Indices of a fixed random subset of size n (all when n is None)."""
-    if n is None or n >= n_total:
-        return torch.arange(n_total)
-    g = torch.Generator().manual_seed(derive_seed(seed, "subset"))
-    return torch.randperm(n_total, generator=g)[:n].sort().values
 
 
 def validation_mask(n: int, seed: int) -> torch.Tensor:
@@ -397,30 +393,58 @@ class Run:
 def load_run(run: str, seed: int | str, cfg: dict, tensors_path: str, manifest_path: str,
              device: torch.device) -> Run:
     """A Run for a job: parse the run name, load the verified dataset tensors."""
-    from .. import data
-    from ..io import read_json
-
-    tensors = data.load(tensors_path, read_json(manifest_path))
-    return Run(RunSpec.parse(run), cfg, tensors, int(seed), device)
+    return Run(RunSpec.parse(run), cfg, load_prepared(tensors_path, manifest_path), int(seed), device)
 
 
-# ---------------------------------------------------------------- workflow paths
+# ---------------------------------------------------------------- config checks (before any job)
 
 
-def run_file(run: str, seed: int | str) -> str:
-    """Path of one (condition, seed) job's metrics."""
-    return f"{RESULTS}/runs/{run}/seed{seed}/metrics.json"
+def _first_sample_epoch(c: dict) -> int:
+    """The first epoch >= sample_start that is among the last samples_per_cycle of its cycle."""
+    e = c["sample_start"]
+    while (e - 1) % c["cycle_epochs"] < c["cycle_epochs"] - c["samples_per_cycle"]:
+        e += 1
+    return e
 
 
-def figure_inputs(runs: dict[str, list[RunSpec]], figure: str, seeds: list[int]) -> list[str]:
-    """Per-seed metrics a figure aggregates (the temperature sweep's augmented condition also
-    feeds the prior and invariance figures' references)."""
-    return per_seed_files(run_file, (r.name for r in runs[figure]), seeds)
+def config_errors(c: dict) -> list[str]:
+    """Sizes the dataset cannot provide; sampling schedules that collect no sample."""
+    errors = (size_errors("cold_posterior.n_train", c["n_train"], c["dataset"], "train")
+              + size_errors("cold_posterior.curated_size", c["curated_size"], c["dataset"], "train")
+              + size_errors("cold_posterior.n_test", c["n_test"], c["dataset"], "test"))
+    if c["ramp_start"] > c["sample_start"]:
+        errors.append(f"config key 'cold_posterior.ramp_start' ({c['ramp_start']}) is after "
+                      f"'cold_posterior.sample_start' ({c['sample_start']}): the temperature ramps in "
+                      "from ramp_start and samples are collected from sample_start; "
+                      "use ramp_start <= sample_start")
+    first = _first_sample_epoch(c)
+    if c["epochs"] < first:
+        errors.append(f"config key 'cold_posterior.epochs' ({c['epochs']}) ends the chains before the first "
+                      f"posterior sample (epoch {first}: sample_start {c['sample_start']}, the last "
+                      f"{c['samples_per_cycle']} epoch(s) of each {c['cycle_epochs']}-epoch cycle); "
+                      f"use epochs >= {first} or lower ramp_start/sample_start")
+    return errors
 
 
-def claim_inputs(runs: dict[str, list[RunSpec]], seeds: list[int]) -> list[str]:
-    return claim_files(run_file, runs, seeds)
+# ---------------------------------------------------------------- jobs (see papers.interface)
+
+RUN_FILES = {"metrics": f"{RESULTS}/runs/{{run}}/seed{{seed}}/metrics.json"}
 
 
-def targets() -> list[str]:
-    return [f"{RESULTS}/figures/{f}.png" for f in FIGURES] + [f"{RESULTS}/claims.json"]
+def sample_job(job: Job) -> None:
+    """Sample one condition (one seed) at every temperature; write the ensemble metrics."""
+    run = load_run(job.wildcards["run"], job.wildcards["seed"], job.cfg, job.input["tensors"],
+                   job.input["manifest"], job.device)
+    start = time.time()
+    results = run.train(job.scratch)
+    write_json(job.output["metrics"], {
+        "run": run.spec.name, "seed": run.seed, "spec": run.spec.__dict__,
+        "temperatures": {f"{t:g}": r for t, r in results.items()}, "device": describe(job.device),
+        "elapsed_s": round(time.time() - start, 1), "n_train": run.n, "num_data": run.num_data,
+    })
+
+
+STAGES = (
+    Stage("sample", RUN_FILES, sample_job, inputs=lambda cfg, w: dataset_files(cfg["dataset"]),
+          config=lambda cfg, w: training_config(cfg), scratch=f"{RESULTS}/checkpoints/{{run}}_seed{{seed}}"),
+)

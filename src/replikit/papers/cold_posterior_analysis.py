@@ -13,7 +13,9 @@ from .. import plotting
 from ..aggregate import seed_diff as diff
 from ..claims import Claim, Part
 from ..io import read_json
+from . import cold_posterior as cp
 from .cold_posterior import RunSpec
+from .interface import Paper, figures_of, one_table
 
 NOCI = "Noci et al., NeurIPS 2021 (arXiv 2106.06596)"
 BACHMANN = "Bachmann et al., ICML 2022 (arXiv 2205.13900)"
@@ -297,3 +299,30 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
               cpe_size + ", likelihood-only minus prior-only tempering (same seed)", "CI > 0", cpe7,
               uses=("prior",), not_measurable=_tempering_runs("likelihood", "prior")),
     ]
+
+
+# ---------------------------------------------------------------- the paper's declaration
+
+
+CAPTIONS = {
+    "temperature_sweep": "Test accuracy (left) and NLL (right) of the SG-MCMC posterior ensemble against "
+    "the temperature T (posterior tempering), with and without augmentation; dashed: SGD (MAP, the T=0 "
+    "chain's last iterate). Bands: 95% bootstrap CI over seeds.",
+    "curation": "Synthetic curation without augmentation: training labels kept only where S simulated "
+    "annotators agree. Left: test NLL against T per S; right: the CPE size, NLL at T=1 minus the best "
+    "NLL over T, against S. Bands/bars: 95% CI over seeds.",
+    "prior": "Left: CPE size (NLL at T=1 minus the best NLL over T) against the std of the Gaussian prior "
+    "(augmented data). Right: test NLL against T when T tempers the whole posterior, the likelihood "
+    "only, or the prior only (main prior std). Bands/bars: 95% CI over seeds.",
+    "invariance": "K fixed D4 views per image (view 0 = the image): left, log10 of the NLL-optimal T "
+    "against K for the plain CNN and the D4-invariant one, with 1/K dashed; right, the seed-mean NLL "
+    "curves. Bands: 95% CI over seeds (the temperature grid is discrete).",
+}
+
+SPEC = Paper.declare(
+    cp, prefix="cp", title="The cold posterior effect: curation, augmentation, prior, invariance "
+    "(Noci et al., NeurIPS 2021; Bachmann et al., ICML 2022)", arxiv="2106.06596, 2205.13900",
+    figures=figures_of(CAPTIONS, FIGURE_FUNCS, frames="results"),
+    claims=claims, load_results=one_table("results", load_results),
+    dataset=lambda cfg, figure: cfg["dataset"],
+)

@@ -18,21 +18,26 @@ from __future__ import annotations
 import json
 import math
 import re
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 
-from ..data import require_count
+from ..config import FULL_SIZES, size_errors
+from ..data import load_prepared, require_count
+from ..device import describe
 from ..io import read_json, tensor_digest, write_json
 from ..models.scaled import Scaling, build_scaled
 from ..seeding import derive_seed, seed_everything
 from ..tasks.streams import TaskStream, joint_data, permuted_mnist, split_cifar10
 from ..training import LoopConfig, load_checkpoint, make_optimizer, train_loop
-from . import claim_files, per_seed_files, unique_runs
+from . import unique_runs
+from .interface import Job, Stage, dataset_files
 
 PAPER = "continual_learning"
+SPLIT_CIFAR10_TASKS = 5
 RESULTS = "results/continual_learning"
 FIGURES = ("forgetting_vs_width", "forgetting_vs_gamma", "similarity", "joint_vs_sequential")
 RUN_PATTERN = r"(seq|joint)_(pmnist\d{1,3}|splitcifar10)_(ntp|mup)_N(sweep|\d+)(_g(sweep|\d+(p\d+)?))?"
@@ -288,27 +293,61 @@ def run_sweep(spec: RunSpec, cfg: dict, data: dict, seed: int, device: torch.dev
     return done
 
 
-def load_data(spec: RunSpec, tensors_path: str, manifest_path: str) -> dict:
-    """The verified dataset tensors a run's stream is built from."""
-    from .. import data
-
-    return data.load(tensors_path, read_json(manifest_path))
+# ---------------------------------------------------------------- config checks (before any job)
 
 
-# ---------------------------------------------------------------- workflow paths
+def config_errors(c: dict) -> list[str]:
+    """Sizes the datasets cannot provide; sweep values that run names cannot hold."""
+    errors = (size_errors("continual_learning.n_train", c["n_train"], "mnist", "train")
+              + size_errors("continual_learning.n_test", c["n_test"], "mnist", "test"))
+    if c["stream"] == "split_cifar10":
+        if c["n_tasks"] > SPLIT_CIFAR10_TASKS:
+            errors.append(f"config key 'continual_learning.n_tasks' is {c['n_tasks']} but Split CIFAR-10 has "
+                          f"{SPLIT_CIFAR10_TASKS} two-class tasks; use n_tasks <= {SPLIT_CIFAR10_TASKS}")
+        train, test = (n // 5 for n in FULL_SIZES["cifar10"])  # two of ten classes per task
+        errors += size_errors("continual_learning.n_train", c["n_train"], "cifar10", "train", train)
+        errors += size_errors("continual_learning.n_test", c["n_test"], "cifar10", "test", test)
+    fractions = [("continual_learning.similarity.permuted_fractions", p)
+                 for p in c["similarity"]["permuted_fractions"]]
+    if c["stream"] == "pmnist":
+        fractions.append(("continual_learning.permuted_fraction", c["permuted_fraction"]))
+    for key, p in fractions:
+        used = RunSpec("seq", stream_name("pmnist", p), "ntp").permuted_fraction
+        if used != p:
+            errors.append(f"config key '{key}': {p} is not a whole percentage of the pixels (run names "
+                          f"hold whole percents, so it would run as {used}); use e.g. {used}")
+    gammas = [("continual_learning.gamma_sweep.gammas", g) for g in c["gamma_sweep"]["gammas"]]
+    for key, g in gammas + [("continual_learning.width_sweep.gamma0", c["width_sweep"]["gamma0"])]:
+        text = f"{g:g}"
+        if "e" in text or float(text) != g:
+            errors.append(f"config key '{key}': gamma0 {g} cannot be written in a run name, which holds "
+                          "gamma0 as a plain decimal of at most 6 significant digits between 0.0001 and "
+                          "999999; use such a value (e.g. 0.0001)")
+    return errors
 
 
-def run_file(run: str, seed: int | str) -> str:
-    return f"{RESULTS}/runs/{run}/seed{seed}/metrics.json"
+# ---------------------------------------------------------------- jobs (see papers.interface)
+
+RUN_FILES = {"metrics": f"{RESULTS}/runs/{{run}}/seed{{seed}}/metrics.json"}
 
 
-def figure_inputs(runs: dict[str, list[RunSpec]], figure: str, seeds: list[int]) -> list[str]:
-    return per_seed_files(run_file, (r.name for r in runs[figure]), seeds)
+def main_dataset(cfg: dict) -> str:
+    return "cifar10" if cfg["stream"] == "split_cifar10" else "mnist"
 
 
-def claim_inputs(runs: dict[str, list[RunSpec]], seeds: list[int]) -> list[str]:
-    return claim_files(run_file, runs, seeds)
+def train_job(job: Job) -> None:
+    """Train one run (a width or gamma0 sweep of one seed) and write its metrics."""
+    spec, seed = RunSpec.parse(job.wildcards["run"]), int(job.wildcards["seed"])
+    data = load_prepared(job.input["tensors"], job.input["manifest"])
+    start = time.time()
+    items = run_sweep(spec, job.cfg, data, seed, job.device, checkpoint=job.scratch)
+    write_json(job.output["metrics"], {"run": spec.name, "seed": seed, "config": job.cfg, "items": items,
+                                       "device": describe(job.device),
+                                       "elapsed_s": round(time.time() - start, 1)})
 
 
-def targets() -> list[str]:
-    return [f"{RESULTS}/figures/{f}.png" for f in FIGURES] + [f"{RESULTS}/claims.json"]
+STAGES = (
+    Stage("train", RUN_FILES, train_job, inputs=lambda cfg, w: dataset_files(RunSpec.parse(w.run).dataset),
+          config=lambda cfg, w: run_config(cfg, w.run),
+          scratch=f"{RESULTS}/checkpoints/{{run}}_seed{{seed}}.json"),
+)

@@ -12,7 +12,9 @@ import seaborn as sns
 from .. import plotting
 from ..claims import Claim, Part
 from ..io import read_json
+from . import continual_learning as cl
 from .continual_learning import RunSpec
+from .interface import Paper, figures_of, one_table
 
 SOURCE = "arXiv 2506.16884 (ICML 2025)"
 QUAL = "qualitative; exact values not verified offline"
@@ -310,3 +312,30 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
               "CI upper bound < one gamma0 grid step, with every optimum inside the grid", cl5,
               uses=("gamma_sweep",)),
     ]
+
+
+# ---------------------------------------------------------------- the paper's declaration
+
+
+CAPTIONS = {
+    "forgetting_vs_width": "Relative forgetting CFr (accuracy), forgetting measured on the test loss, and "
+    "learning accuracy LA against the width N, for NTP and for muP at a fixed gamma0 (equal at N = N0). "
+    "Bands: 95% bootstrap CI over seeds.",
+    "forgetting_vs_gamma": "Forgetting CF, learning accuracy LA, average accuracy AA (after the last task) "
+    "and forgetting on the loss against gamma0 under muP, one line per width: the lazy-rich transition. "
+    "Bands: 95% bootstrap CI over seeds.",
+    "similarity": "Permuted MNIST where each task permutes only a fraction p of the pixels (innermost "
+    "first); similarity = 1 - p. Left: AA against gamma0 per similarity; right: the gamma0 with the best "
+    "AA per seed (grey dots) and its mean with a 95% bootstrap CI.",
+    "joint_vs_sequential": "Test error (1 - mean accuracy over the tasks) against gamma0 for joint training "
+    "on all tasks at once (same number of SGD steps) and for sequential training (after the last task). "
+    "Bands: 95% bootstrap CI over seeds.",
+}
+
+SPEC = Paper.declare(
+    cl, prefix="cl", title="The Importance of Being Lazy: feature learning, width and forgetting "
+    "(Graldi et al., ICML 2025)", arxiv="2506.16884",
+    figures=figures_of(CAPTIONS, FIGURE_FUNCS, frames="items"),
+    claims=claims, load_results=one_table("items", load_items),
+    dataset=lambda cfg, figure: "mnist" if figure == "similarity" else cl.main_dataset(cfg),
+)

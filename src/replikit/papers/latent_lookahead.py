@@ -13,18 +13,22 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import time
 from contextlib import nullcontext
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 import torch
 
-from ..io import tensor_digest
+from ..device import describe
+from ..io import tensor_digest, write_json
 from ..models import lookahead_gpt as lg
 from ..seeding import seed_everything
 from ..tasks import planning as pl
 from ..training import LoopConfig, make_optimizer, train_loop
-from . import claim_files, per_seed_files, unique_runs
+from . import unique_runs
+from .interface import Job, Stage
 
 PAPER = "latent_lookahead"
 RESULTS = "results/latent_lookahead"
@@ -305,30 +309,63 @@ def benchmark(cfg: dict, ds, device: torch.device, batch_size: int, steps: int) 
     return out
 
 
-# ---------------------------------------------------------------- workflow paths
+# ---------------------------------------------------------------- jobs (see papers.interface)
 
-
-def run_file(run: str, seed: int | str, kind: str = "metrics.json") -> str:
-    return f"{RESULTS}/runs/{run}/seed{seed}/{kind}"
+RUN_FILES = {"metrics": f"{RESULTS}/runs/{{run}}/seed{{seed}}/metrics.json"}
 
 
 def data_dir(task: str) -> str:
     return f"resources/latent_lookahead/{task}"
 
 
-def paper_seeds(cfg: dict, default: list[int]) -> list[int]:
-    """The paper's own seed list when its config sets one, else the global seeds."""
-    return cfg.get("seeds") or default
+def data_job(job: Job) -> None:
+    """Generate one task (seeded), check every answer with the task's verifier, save it."""
+    task, cfg = job.wildcards["task"], job.cfg
+    ds = pl.build_dataset(task, cfg)
+    bad = sum(not pl.verify(task, p, a, cfg) for p, a in zip(ds["prompt"], ds["answer"], strict=True))
+    if bad:
+        raise RuntimeError(f"{task}: {bad} generated answers fail their own verifier")
+    out, tmp = Path(job.output["data"]), Path(job.output["data"] + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    ds.save_to_disk(str(tmp))
+    tmp.replace(out)
+    print(task, len(ds), {s: ds["split"].count(s) for s in set(ds["split"])},
+          "max prompt", max(map(len, ds["prompt"])), "max answer", max(map(len, ds["answer"])))
 
 
-def figure_inputs(runs: dict[str, list[RunSpec]], figure: str, seeds: list[int]) -> list[str]:
-    return per_seed_files(run_file, (r.name for r in runs[figure]), seeds)
+def train_job(job: Job) -> None:
+    """Train one run (one seed) and write its held-out exact-match history."""
+    run = load_run(job.wildcards["run"], job.wildcards["seed"], job.cfg, job.input["data"], job.device)
+    start = time.time()
+    history = run.train(checkpoint=job.scratch)
+    elapsed = time.time() - start
+    write_json(job.output["metrics"], {
+        "run": run.spec.name, "seed": run.seed, "spec": run.spec.__dict__, "tau": run.tau,
+        "answer_len": run.answer_len, "history": history, "final": history[-1],
+        "device": describe(job.device), "elapsed_s": round(elapsed, 1), "n_train": run.n,
+        "n_eval": int(run.test_prompt.shape[0]), "steps": history[-1]["step"],
+    })
 
 
-def claim_inputs(runs: dict[str, list[RunSpec]], seeds: list[int]) -> list[str]:
-    return claim_files(run_file, runs, seeds)
+def benchmark_job(job: Job) -> None:
+    """Training tokens/s of NTP, pause and lookahead on the same model and batch."""
+    cfg, b = job.cfg["training_config"], job.cfg["benchmark"]
+    res = benchmark(cfg, load_dataset(job.input["data"]), job.device, b["batch_size"], b["steps"])
+    out = {"device": describe(job.device), "threads": torch.get_num_threads(), "task": cfg["task"],
+           "model": cfg["model"], "steps": b["steps"], **res}
+    write_json(job.output["benchmark"], out)
+    print(out)
 
 
-def targets() -> list[str]:
-    return [f"{RESULTS}/figures/{f}.png" for f in FIGURES] + [f"{RESULTS}/claims.json",
-                                                               f"{RESULTS}/benchmark.json"]
+STAGES = (
+    Stage("data", {"data": data_dir("{task}")}, data_job, config=lambda cfg, w: cfg["data"][w.task],
+          wildcards={"task": TASK_PATTERN}, runtime=60, mem_mb=4000, gpu=False, threads=False,
+          directory=True),
+    Stage("train", RUN_FILES, train_job, inputs=lambda cfg, w: {"data": data_dir(RunSpec.parse(w.run).task)},
+          config=lambda cfg, w: training_config(cfg, RunSpec.parse(w.run).task),
+          scratch=f"{RESULTS}/checkpoints/{{run}}_seed{{seed}}.ckpt"),
+    Stage("benchmark", {"benchmark": f"{RESULTS}/benchmark.json"}, benchmark_job,
+          inputs=lambda cfg, w: {"data": data_dir(cfg["benchmark"]["task"])},
+          config=lambda cfg, w: {"training_config": training_config(cfg, cfg["benchmark"]["task"]),
+                                 "benchmark": cfg["benchmark"]}, runtime=30, benchmark=True),
+)

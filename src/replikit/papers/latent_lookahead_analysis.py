@@ -8,9 +8,11 @@ import pandas as pd
 import seaborn as sns
 
 from .. import plotting
-from ..aggregate import per_seed
+from ..aggregate import final_rows, per_seed
 from ..claims import Claim, Part, difference
 from ..io import read_json
+from . import latent_lookahead as ll
+from .interface import Paper, figures_of
 from .latent_lookahead import RunSpec
 
 SOURCE = "arXiv 2603.20219 (OpenReview version), Table 1"
@@ -51,10 +53,15 @@ def method_label(row: pd.Series) -> str:
 # ---------------------------------------------------------------- figures
 
 
-def figure_accuracy_table(final: pd.DataFrame, specs: list[RunSpec], out: Path, scale: str) -> pd.DataFrame:
-    names = {s.name for s in specs}
-    df = final[final["run"].isin(names)].copy()
+def _selected(frame: pd.DataFrame, specs: list[RunSpec]) -> pd.DataFrame:
+    """The rows of a figure's runs, with exact match in percent."""
+    df = frame[frame["run"].isin({s.name for s in specs})].copy()
     df["exact_match_pct"] = 100 * df["exact_match"]
+    return df
+
+
+def figure_accuracy_table(final: pd.DataFrame, specs: list[RunSpec], out: Path, scale: str) -> pd.DataFrame:
+    df = _selected(final, specs)
     tasks = list(dict.fromkeys(s.task for s in specs))
     table = (df.groupby(["task", "method"])["exact_match_pct"].agg(["mean", "std", "count"]).reset_index()
              .rename(columns={"mean": "ours_mean", "std": "ours_std", "count": "n_seeds"}))
@@ -80,9 +87,7 @@ def figure_accuracy_table(final: pd.DataFrame, specs: list[RunSpec], out: Path, 
 
 
 def figure_tau_scaling(final: pd.DataFrame, specs: list[RunSpec], out: Path, scale: str) -> pd.DataFrame:
-    names = {s.name for s in specs}
-    df = final[final["run"].isin(names)].copy()
-    df["exact_match_pct"] = 100 * df["exact_match"]
+    df = _selected(final, specs)
     la = df[df["method"] == "lookahead"]
     fig, axes = plotting.new_figure(1)
     ax = axes[0, 0]
@@ -100,9 +105,7 @@ def figure_tau_scaling(final: pd.DataFrame, specs: list[RunSpec], out: Path, sca
 
 
 def figure_training_curves(hist: pd.DataFrame, specs: list[RunSpec], out: Path, scale: str) -> pd.DataFrame:
-    names = {s.name for s in specs}
-    df = hist[hist["run"].isin(names)].copy()
-    df["exact_match_pct"] = 100 * df["exact_match"]
+    df = _selected(hist, specs)
     tasks = list(dict.fromkeys(s.task for s in specs))
     fig, axes = plotting.new_figure(len(tasks), width=4.0)
     for i, (ax, task) in enumerate(zip(axes[0], tasks, strict=True)):
@@ -114,9 +117,7 @@ def figure_training_curves(hist: pd.DataFrame, specs: list[RunSpec], out: Path, 
 
 
 def figure_ablation_mask(final: pd.DataFrame, specs: list[RunSpec], out: Path, scale: str) -> pd.DataFrame:
-    names = {s.name for s in specs}
-    df = final[final["run"].isin(names)].copy()
-    df["exact_match_pct"] = 100 * df["exact_match"]
+    df = _selected(final, specs)
     df["latent attention"] = df["mask"].map({"bidir": "bidirectional", "causal": "causal"})
     fig, axes = plotting.new_figure(1)
     ax = axes[0, 0]
@@ -218,3 +219,35 @@ def claims(runs: dict[str, list[RunSpec]]) -> list[Claim]:
               "+23.0 (9x9), +2.0 (maze), +9.3 (ProsQA) points over pause", SOURCE, stat,
               "every part's CI > 0", ll6, uses=per_task, not_measurable=_other_tasks),
     ]
+
+
+# ---------------------------------------------------------------- the paper's declaration
+
+
+def load_results(files: dict[str, list[str]]) -> dict[str, pd.DataFrame]:
+    hist = load_histories(files["metrics"])
+    return {"history": hist, "final": final_rows(hist)}
+
+
+CAPTIONS = {
+    "accuracy_table": "Held-out exact match (scored by each task's verifier) of next-token prediction, "
+    "pause tokens and latent lookahead per task; bars: mean and 95% bootstrap CI over seeds, dots: seeds, "
+    "red stars: the paper's Table 1. The table also lists tau and the paper's numbers.",
+    "tau_scaling": "Exact match of latent lookahead (bidirectional latents) against the number of latent "
+    "steps tau on one task; band: 95% CI over seeds, dots: seeds; dashed: NTP mean.",
+    "training_curves": "Held-out exact match against optimizer step for each method and task; bands: 95% "
+    "CI over seeds.",
+    "ablation_mask": "Latent lookahead with bidirectional versus causal attention among the latents of a "
+    "thought (same tau); bars: mean and 95% CI over seeds, dots: seeds.",
+}
+FIGURE_FUNCS = {"accuracy_table": figure_accuracy_table, "tau_scaling": figure_tau_scaling,
+                "training_curves": figure_training_curves, "ablation_mask": figure_ablation_mask}
+
+SPEC = Paper.declare(
+    ll, prefix="ll", title="Thinking into the Future: Latent Lookahead Training for Transformers "
+    "(Noci et al., 2026)", arxiv="2603.20219",
+    figures=figures_of(CAPTIONS, FIGURE_FUNCS, takes_subset=False,
+                       frames={n: "history" if n == "training_curves" else "final" for n in CAPTIONS}),
+    claims=lambda runs, cfg: claims(runs),
+    load_results=load_results,
+)

@@ -1,0 +1,308 @@
+"""Noci et al. (NeurIPS 2022), "Signal propagation in transformers: theoretical perspectives and the
+role of rank collapse" (arXiv 2206.03126).
+
+Two kinds of run, one job per (run, seed), on the transformer of `replikit.models.signal_transformer`:
+
+    init_{postln|preln|noln}_alpha{1|1oversqrtL}_dk{d_k}     measurements at initialization, one
+                                                             fresh network per depth of init.depths
+    train_{postln|preln|noln}_alpha{1|1oversqrtL}_L{depth}   a short training run of one network
+
+`alpha1` is the standard residual x + f(x); `alpha1oversqrtL` the paper's x + f(x) / sqrt(L).
+
+Data (generated from the seed, no download): i.i.d. tokens from a Zipf law p(k) ~ 1 / k^s over the
+vocabulary (a few frequent tokens, as in text) and, as the task, the sequence reversed: position i
+predicts token n - 1 - i. A network solves it only by attending by position, i.e. by learning its
+queries and keys, which is what rank collapse is said to block. At initialization the loss is that
+task's cross-entropy; gradients are those of the mean over all positions of a batch.
+
+Pairing: within a seed every run draws the same data, and networks of the same depth and shapes the
+same initial weights (whatever the layer norm or residual scaling), so differences between runs
+of a seed are paired comparisons.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+
+from ..device import describe
+from ..io import write_json
+from ..models.signal_transformer import SignalConfig, SignalTransformer
+from ..seeding import derive_seed, seed_everything
+from ..training import DivergenceError, make_optimizer
+from . import unique_runs
+from .interface import Job, Stage
+
+PAPER = "rank_collapse"
+RESULTS = "results/rank_collapse"
+FIGURES = ("similarity_vs_depth", "gradients_vs_depth", "gradient_ratio_vs_dk", "training_loss")
+NORM_TOKENS = {"post": "postln", "pre": "preln", "none": "noln"}
+ALPHA_TOKENS = {"1": "alpha1", "1/sqrt(L)": "alpha1oversqrtL"}
+_NORM = "(?:postln|preln|noln)"
+_ALPHA = "(?:alpha1|alpha1oversqrtL)"
+RUN_PATTERN = rf"(?:init_{_NORM}_{_ALPHA}_dk[1-9]\d*|train_{_NORM}_{_ALPHA}_L[1-9]\d*)"
+_PARSE = re.compile(r"(init|train)_(postln|preln|noln)_(alpha1|alpha1oversqrtL)_(?:dk|L)([1-9]\d*)")
+MODEL_KEYS = ("width", "heads", "mlp_ratio", "init_std", "positional")
+DATA_KEYS = ("vocab_size", "seq_len", "zipf_exponent")
+INIT_KEYS = ("depths", "batch_size", "n_batches")
+TRAIN_KEYS = ("steps", "batch_size", "optimizer", "lr", "warmup_steps", "eval_every", "eval_batches")
+WEIGHTS = ("q", "k", "v")  # the attention weights whose gradients are recorded
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One run: `init` (a depth sweep at d_k) or `train` (one network of `depth` layers)."""
+
+    kind: str
+    norm: str
+    alpha: str
+    d_k: int | None = None
+    depth: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("init", "train"):
+            raise ValueError(f"run kind must be init or train, not {self.kind!r}")
+        if self.norm not in NORM_TOKENS or self.alpha not in ALPHA_TOKENS:
+            raise ValueError(f"unknown layer norm {self.norm!r} or residual scaling {self.alpha!r}")
+        sized = self.d_k if self.kind == "init" else self.depth
+        other = self.depth if self.kind == "init" else self.d_k
+        if sized is None or other is not None:
+            raise ValueError("an init run names d_k (not depth), a training run its depth (not d_k)")
+        if not re.fullmatch(RUN_PATTERN, self.name):
+            raise ValueError(f"not a rank-collapse run: {self}")
+
+    @property
+    def name(self) -> str:
+        size = f"dk{self.d_k}" if self.kind == "init" else f"L{self.depth}"
+        return f"{self.kind}_{NORM_TOKENS[self.norm]}_{ALPHA_TOKENS[self.alpha]}_{size}"
+
+    @classmethod
+    def parse(cls, name: str) -> RunSpec:
+        m = _PARSE.fullmatch(name)
+        if not m or not re.fullmatch(RUN_PATTERN, name):
+            raise ValueError(f"not a rank-collapse run name: {name!r}")
+        kind, norm, alpha, size = m.groups()
+        norm = next(k for k, v in NORM_TOKENS.items() if v == norm)
+        alpha = next(k for k, v in ALPHA_TOKENS.items() if v == alpha)
+        return cls(kind, norm, alpha, d_k=int(size) if kind == "init" else None,
+                   depth=int(size) if kind == "train" else None)
+
+    @property
+    def label(self) -> str:
+        """For legends: e.g. 'post-LN, alpha=1'."""
+        return f"{self.norm}-LN, alpha={self.alpha}" if self.norm != "none" else f"no LN, alpha={self.alpha}"
+
+
+# ---------------------------------------------------------------- experiments and run configs
+
+
+def base_d_k(cfg: dict) -> int:
+    """The per-head key dimension of the main runs: model.d_k, or width / heads when null."""
+    m = cfg["model"]
+    return int(m["d_k"] or m["width"] // m["heads"])
+
+
+def experiment_runs(cfg: dict) -> dict[str, list[RunSpec]]:
+    """The runs each figure needs. The claims test `norm` (the paper's collapsing architecture is
+    post-LN); `extra_norms` are drawn for comparison only."""
+    norm, dk = cfg["norm"], base_d_k(cfg)
+    pairs = [RunSpec("init", n, a, d_k=dk) for n in [norm, *cfg["extra_norms"]] for a in ALPHA_TOKENS]
+    sweep = cfg["dk_sweep"]
+    return {
+        "similarity_vs_depth": pairs,
+        "gradients_vs_depth": pairs,
+        "gradient_ratio_vs_dk": [RunSpec("init", norm, sweep["alpha"], d_k=int(d)) for d in sweep["d_ks"]],
+        "training_loss": [RunSpec("train", norm, a, depth=int(cfg["training"]["depth"]))
+                          for a in ALPHA_TOKENS],
+    }
+
+
+def config_errors(cfg: dict) -> list[str]:
+    """What the schema cannot check: the width splits into heads; `norm` is not also an extra norm."""
+    errors = []
+    m = cfg["model"]
+    if m["width"] % m["heads"]:
+        errors.append(f"rank_collapse.model.width ({m['width']}) must be a multiple of "
+                      f"rank_collapse.model.heads ({m['heads']})")
+    if cfg["norm"] in cfg["extra_norms"]:
+        errors.append(f"rank_collapse.extra_norms repeats rank_collapse.norm ({cfg['norm']!r})")
+    return errors
+
+
+def all_runs(cfg: dict) -> list[RunSpec]:
+    return unique_runs(experiment_runs(cfg))
+
+
+def run_config(cfg: dict, spec: RunSpec | str) -> dict:
+    """The config keys that define one run. Layer norm, scaling, d_k (init) and depth (training)
+    are in its name; figure-only keys (extra_norms, dk_sweep) and resources are left out."""
+    spec = RunSpec.parse(spec) if isinstance(spec, str) else spec
+    out = {"model": {k: cfg["model"][k] for k in MODEL_KEYS}, "data": {k: cfg["data"][k] for k in DATA_KEYS}}
+    if spec.kind == "init":
+        out["init"] = {k: cfg["init"][k] for k in INIT_KEYS}
+    else:
+        out["model"]["d_k"] = base_d_k(cfg)
+        out["training"] = {k: cfg["training"][k] for k in TRAIN_KEYS}
+    return out
+
+
+# ---------------------------------------------------------------- data and measurements
+
+
+def zipf_tokens(generator: torch.Generator, n: int, seq_len: int, vocab: int,
+                exponent: float) -> torch.Tensor:
+    """n sequences (n, seq_len) of i.i.d. tokens with p(k) ~ 1 / (k + 1)^exponent, k = 0..vocab-1."""
+    p = torch.arange(1, vocab + 1, dtype=torch.float64).pow(-exponent)
+    return torch.multinomial(p / p.sum(), n * seq_len, replacement=True, generator=generator).view(n, seq_len)
+
+
+def task_data(seed: int, purpose: str, n: int, data: dict, device: torch.device) -> torch.Tensor:
+    """The seed's `purpose` sequences, drawn on the CPU (the same on every device), then moved."""
+    g = torch.Generator().manual_seed(derive_seed(seed, "data", purpose))
+    return zipf_tokens(g, n, data["seq_len"], data["vocab_size"], data["zipf_exponent"]).to(device)
+
+
+def task_loss(model: SignalTransformer, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Mean cross-entropy of predicting the reversed sequence, and the logits."""
+    logits = model(x)
+    return F.cross_entropy(logits.flatten(0, 1), x.flip(1).flatten()), logits
+
+
+def token_similarity(h: torch.Tensor) -> torch.Tensor:
+    """Mean cosine similarity over the pairs of distinct tokens of each sequence of h (B, T, d): (B,)."""
+    u = F.normalize(h, dim=-1)
+    t = h.shape[1]
+    return ((u @ u.transpose(1, 2)).sum((1, 2)) - t) / (t * (t - 1))
+
+
+def stable_rank(h: torch.Tensor) -> torch.Tensor:
+    """||X||_F^2 / ||X||_2^2 of each sequence's (T, d) representation X: (B,); 1 = rank collapse."""
+    return h.pow(2).sum((1, 2)) / torch.linalg.matrix_norm(h, ord=2).pow(2)
+
+
+def build_model(cfg: dict, spec: RunSpec, depth: int, d_k: int, seed: int, purpose: str,
+                device: torch.device) -> SignalTransformer:
+    """The seed's network; its weights depend on (seed, purpose, depth) and the shapes only."""
+    m, data = cfg["model"], cfg["data"]
+    net_cfg = SignalConfig(vocab_size=data["vocab_size"], seq_len=data["seq_len"], depth=depth,
+                           width=m["width"], heads=m["heads"], d_k=d_k, norm=spec.norm, alpha=spec.alpha,
+                           init_std=m["init_std"], positional=m["positional"], mlp_ratio=m["mlp_ratio"])
+    g = torch.Generator().manual_seed(derive_seed(seed, purpose, depth))
+    return SignalTransformer(net_cfg, g).to(device)
+
+
+def measure_at_init(model: SignalTransformer, batches: torch.Tensor) -> dict:
+    """Token similarity and stable rank of every layer's output, and the Frobenius norm of the loss
+    gradient of each layer's W_Q, W_K, W_V, averaged over the batches (n_batches, B, T)."""
+    depth = len(model.blocks)
+    sims = torch.zeros(depth + 1, device=batches.device)
+    ranks = torch.zeros(depth + 1, device=batches.device)
+    grads = {w: torch.zeros(depth, device=batches.device) for w in WEIGHTS}
+    for x in batches:
+        model.zero_grad(set_to_none=True)
+        hs = model.hidden_states(x)
+        logits = model.head(model.ln_f(hs[-1]))
+        F.cross_entropy(logits.flatten(0, 1), x.flip(1).flatten()).backward()
+        with torch.no_grad():
+            h = torch.stack(hs).detach()  # (L + 1, B, T, d)
+            sims += torch.stack([token_similarity(layer).mean() for layer in h])
+            ranks += torch.stack([stable_rank(layer).mean() for layer in h])
+            for w in WEIGHTS:
+                grads[w] += torch.stack([p.grad.norm() for p in model.attention_weights(w)])
+    n = batches.shape[0]
+    layers = {f"grad_{w}_layers": (g / n).tolist() for w, g in grads.items()}
+    out = {"similarity": sims[-1].item() / n, "stable_rank": ranks[-1].item() / n,
+           "similarity_input": sims[0].item() / n, "similarity_layers": (sims / n).tolist(),
+           "stable_rank_layers": (ranks / n).tolist()}
+    # per-layer average of the gradient norms (the figure and claims read these)
+    out.update({f"grad_{w}": sum(v) / depth for w, v in ((w, layers[f"grad_{w}_layers"]) for w in WEIGHTS)})
+    return {**out, **layers}
+
+
+def run_init(spec: RunSpec, cfg: dict, seed: int, device: torch.device) -> dict:
+    """One fresh network per depth of init.depths, all measured on the seed's same batches."""
+    ic = cfg["init"]
+    batches = task_data(seed, "init", ic["n_batches"] * ic["batch_size"], cfg["data"], device)
+    batches = batches.view(ic["n_batches"], ic["batch_size"], -1)
+    items = []
+    for depth in sorted(int(d) for d in ic["depths"]):
+        model = build_model(cfg, spec, depth, spec.d_k, seed, "init", device)
+        items.append({"depth": depth, **measure_at_init(model, batches)})
+    return {"kind": "init", "norm": spec.norm, "alpha": spec.alpha, "d_k": spec.d_k, "items": items}
+
+
+@torch.no_grad()
+def evaluate(model: SignalTransformer, x: torch.Tensor, batch: int) -> tuple[float, float]:
+    """Held-out cross-entropy and per-token accuracy on the reversal task."""
+    losses, correct = [], []
+    for s in range(0, x.shape[0], batch):
+        loss, logits = task_loss(model, x[s:s + batch])
+        losses.append(loss)
+        correct.append((logits.argmax(-1) == x[s:s + batch].flip(1)).float().mean())
+    return torch.stack(losses).mean().item(), torch.stack(correct).mean().item()
+
+
+def run_train(spec: RunSpec, cfg: dict, seed: int, device: torch.device) -> dict:
+    """Train one network on fresh batches every step (linear warm-up, then a constant rate);
+    evaluate on the seed's held-out sequences every eval_every steps."""
+    tc = cfg["training"]
+    model = build_model(cfg, spec, spec.depth, cfg["model"]["d_k"], seed, "train", device)
+    opt = make_optimizer(tc["optimizer"], model.parameters(), tc["lr"])
+    b, steps = tc["batch_size"], tc["steps"]
+    train_x = task_data(seed, "train", steps * b, cfg["data"], device).view(steps, b, -1)
+    eval_x = task_data(seed, "eval", tc["eval_batches"] * b, cfg["data"], device)
+    loss0, acc0 = evaluate(model, eval_x, b)
+    history = [{"step": 0, "train_loss": None, "eval_loss": loss0, "eval_accuracy": acc0}]
+    window: list[torch.Tensor] = []
+    for step in range(1, steps + 1):
+        for group in opt.param_groups:
+            group["lr"] = tc["lr"] * min(1.0, step / max(1, tc["warmup_steps"]))
+        loss, _ = task_loss(model, train_x[step - 1])
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        window.append(loss.detach())
+        if step % tc["eval_every"] == 0 or step == steps:
+            train_loss = torch.stack(window).mean().item()
+            if not math.isfinite(train_loss):
+                raise DivergenceError(f"{spec.name} seed {seed}: training loss {train_loss} by step {step}; "
+                                      "lower rank_collapse.training.lr")
+            eval_loss, acc = evaluate(model, eval_x, b)
+            history.append({"step": step, "train_loss": train_loss, "eval_loss": eval_loss,
+                            "eval_accuracy": acc})
+            window.clear()
+    evals = [h["eval_loss"] for h in history[1:]]
+    return {"kind": "train", "norm": spec.norm, "alpha": spec.alpha, "depth": spec.depth, "history": history,
+            "final_eval_loss": evals[-1], "mean_eval_loss": sum(evals) / len(evals),
+            "final_eval_accuracy": history[-1]["eval_accuracy"]}
+
+
+def run(spec: RunSpec | str, cfg: dict, seed: int, device: torch.device | str = "cpu") -> dict:
+    """One run for one seed, JSON-ready. `cfg` is the run's config, `run_config(section, spec)`."""
+    spec = RunSpec.parse(spec) if isinstance(spec, str) else spec
+    device = torch.device(device)
+    seed_everything(seed, device=device)
+    start = time.time()
+    out = run_init(spec, cfg, seed, device) if spec.kind == "init" else run_train(spec, cfg, seed, device)
+    return {"run": spec.name, "seed": int(seed), **out, "elapsed_s": round(time.time() - start, 2)}
+
+
+# ---------------------------------------------------------------- the job (see papers.interface)
+
+RUN_FILES = {"metrics": f"{RESULTS}/runs/{{run}}/seed{{seed}}/metrics.json"}
+
+
+def train_job(job: Job) -> None:
+    """One (run, seed) job: measure or train, then write the metrics with the run's config and device.
+    `job` is a `papers.interface.Job` (wildcards run and seed, cfg = run_config, output metrics)."""
+    device = torch.device(job.device)
+    out = run(job.wildcards["run"], job.cfg, int(job.wildcards["seed"]), device)
+    write_json(job.output["metrics"], {**out, "config": job.cfg, "device": describe(device)})
+
+
+STAGES = (Stage("train", RUN_FILES, train_job, config=lambda cfg, w: run_config(cfg, w.run)),)

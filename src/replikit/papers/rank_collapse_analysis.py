@@ -1,0 +1,327 @@
+"""Aggregation, figures and claims for "Signal propagation in transformers" (rank collapse)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import seaborn as sns
+
+from .. import plotting
+from ..claims import Claim, Part
+from ..io import read_json
+from . import rank_collapse as rc
+from .interface import Paper, figures_of, one_table
+from .rank_collapse import RunSpec, base_d_k
+
+SOURCE = "arXiv 2206.03126 (NeurIPS 2022)"
+QUAL = "qualitative; the paper's numbers were not verified offline"
+LEARNED = 0.5  # an arm learned the task when its final accuracy is at least halfway from the baseline to 1
+
+
+def load_results(paths: list[str | Path]) -> pd.DataFrame:
+    """One row per (run, seed, depth) of an init run and per (run, seed, evaluation) of a training
+    run, with the run's kind, layer norm, scaling and d_k; log10 Q/V and K/V gradient ratios."""
+    rows = []
+    for p in paths:
+        m = read_json(p)
+        spec = RunSpec.parse(m["run"])
+        base = {"run": spec.name, "seed": int(m["seed"]), "kind": spec.kind, "norm": spec.norm,
+                "alpha": spec.alpha, "architecture": spec.label}
+        if spec.kind == "init":
+            rows += [{**base, "d_k": spec.d_k, **{k: v for k, v in it.items() if not isinstance(v, list)}}
+                     for it in m["items"]]
+        else:
+            rows += [{**base, "depth": spec.depth, **h} for h in m["history"]]
+    df = pd.DataFrame(rows)
+    if "grad_q" in df:
+        df["log_ratio_q"] = np.log10(df["grad_q"] / df["grad_v"])
+        df["log_ratio_k"] = np.log10(df["grad_k"] / df["grad_v"])
+    return df
+
+
+def _run(df: pd.DataFrame, run: str) -> pd.DataFrame:
+    sel = df[df["run"] == run]
+    if sel.empty:
+        raise KeyError(run)  # claims.evaluate turns this into MissingResult
+    return sel
+
+
+def by_depth(df: pd.DataFrame, run: str, column: str) -> dict[int, dict[int, float]]:
+    """{seed: {depth: column}} of an init run."""
+    out: dict[int, dict[int, float]] = {}
+    for r in _run(df, run).itertuples():
+        out.setdefault(int(r.seed), {})[int(r.depth)] = float(getattr(r, column))
+    return out
+
+
+def at_largest(df: pd.DataFrame, run: str, column: str) -> dict[int, float]:
+    return {s: v[max(v)] for s, v in by_depth(df, run, column).items()}
+
+
+def depth_change(df: pd.DataFrame, run: str, column: str) -> dict[int, float]:
+    """Per seed: column at the largest depth minus at the smallest."""
+    return {s: v[max(v)] - v[min(v)] for s, v in by_depth(df, run, column).items()}
+
+
+def paired(a: dict[int, float], b: dict[int, float]) -> dict[int, float]:
+    return {s: a[s] - b[s] for s in sorted(set(a) & set(b))}
+
+
+def dk_slopes(df: pd.DataFrame, runs: list[RunSpec], column: str = "log_ratio_q") -> pd.DataFrame:
+    """Per seed and depth: the least-squares slope of `column` against log10 d_k over the runs."""
+    d = pd.concat([_run(df, r.name) for r in runs])
+    d = d.assign(log_dk=np.log10(d["d_k"].astype(float)))
+    return (d.groupby(["seed", "depth"])
+            .apply(lambda g: float(np.polyfit(g["log_dk"], g[column], 1)[0]), include_groups=False)
+            .rename("slope").reset_index())
+
+
+def mean_dk_slope(df: pd.DataFrame, runs: list[RunSpec]) -> dict[int, float]:
+    """Per seed: the d_k slope of log10(|grad W_Q| / |grad W_V|), averaged over the depths."""
+    s = dk_slopes(df, runs)
+    return {int(k): float(v) for k, v in s.groupby("seed")["slope"].mean().items()}
+
+
+def curve_summary(df: pd.DataFrame, run: str, column: str = "eval_loss",
+                  how: str = "mean") -> dict[int, float]:
+    """Per seed, over a training run's evaluations after step 0: the mean (area under the curve
+    divided by its length) or the last value of `column`."""
+    d = _run(df, run)
+    d = d[d["step"] > 0].sort_values("step")
+    agg = d.groupby("seed")[column].mean() if how == "mean" else d.groupby("seed")[column].last()
+    return {int(k): float(v) for k, v in agg.items()}
+
+
+def baseline_accuracy(data: dict) -> float:
+    """Token accuracy of always predicting the most frequent token: the plateau before any attention
+    is learned (p(0) of the Zipf law)."""
+    p = np.arange(1, data["vocab_size"] + 1, dtype=float) ** -float(data["zipf_exponent"])
+    return float(p[0] / p.sum())
+
+
+# ---------------------------------------------------------------- figures
+
+
+def _init_rows(df: pd.DataFrame, specs: list[RunSpec]) -> pd.DataFrame:
+    return df[df["run"].isin([s.name for s in specs])].copy()
+
+
+def _log2_depth_axis(ax, depths) -> None:
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(sorted(depths), [str(int(d)) for d in sorted(depths)])
+
+
+def figure_similarity_vs_depth(df: pd.DataFrame, specs: list[RunSpec], out: Path, scale: str,
+                               subset: bool = False) -> pd.DataFrame:
+    d = _init_rows(df, specs)
+    order = [s.label for s in specs]
+    fig, axes = plotting.new_figure(2, width=4.8)
+    for ax, col, lab in zip(axes[0], ("similarity", "stable_rank"),
+                            ("mean cosine similarity between tokens", "stable rank ||X||_F^2 / ||X||_2^2"),
+                            strict=True):
+        sns.lineplot(d, x="depth", y=col, hue="architecture", hue_order=order, errorbar=("ci", 95),
+                     marker="o", ax=ax, legend=col == "similarity")
+        ax.set(xlabel="depth L", ylabel=lab)
+        _log2_depth_axis(ax, d["depth"].unique())
+    axes[0, 0].set_ylim(-0.05, 1.05)
+    plotting.save(fig, out, f"Rank collapse at initialization: last-layer tokens (d_k={specs[0].d_k})",
+                  scale, subset)
+    return d
+
+
+def figure_gradients_vs_depth(df: pd.DataFrame, specs: list[RunSpec], out: Path, scale: str,
+                              subset: bool = False) -> pd.DataFrame:
+    d = _init_rows(df, specs)
+    order = [s.label for s in specs]
+    fig, axes = plotting.new_figure(4, width=3.9)
+    panels = (("grad_q", "|grad W_Q| (mean over layers)"), ("grad_k", "|grad W_K| (mean over layers)"),
+              ("grad_v", "|grad W_V| (mean over layers)"), ("log_ratio_q", "log10 |grad W_Q| / |grad W_V|"))
+    for ax, (col, lab) in zip(axes[0], panels, strict=True):
+        sns.lineplot(d, x="depth", y=col, hue="architecture", hue_order=order, errorbar=("ci", 95),
+                     marker="o", ax=ax, legend=col == "grad_q")
+        ax.set(xlabel="depth L", ylabel=lab)
+        if col != "log_ratio_q":
+            ax.set_yscale("log")
+        _log2_depth_axis(ax, d["depth"].unique())
+    axes[0, 3].axhline(0, ls="--", c="black", lw=0.8)
+    plotting.save(fig, out, "Gradients of queries, keys and values at initialization", scale, subset)
+    return d
+
+
+def figure_gradient_ratio_vs_dk(df: pd.DataFrame, specs: list[RunSpec], out: Path, scale: str,
+                                subset: bool = False) -> pd.DataFrame:
+    d = _init_rows(df, specs)
+    d["depth L"] = d["depth"].astype(int).astype(str)
+    slopes = dk_slopes(df, specs)
+    fig, axes = plotting.new_figure(2, width=4.8)
+    sns.lineplot(d, x="d_k", y="log_ratio_q", hue="depth L", errorbar=("ci", 95), marker="o", ax=axes[0, 0])
+    axes[0, 0].set(xscale="log", xlabel="d_k (query/key dimension per head)",
+                   ylabel="log10 |grad W_Q| / |grad W_V|")
+    axes[0, 0].set_xticks(sorted(d["d_k"].unique()), [str(int(k)) for k in sorted(d["d_k"].unique())])
+    sns.pointplot(slopes, x="depth", y="slope", errorbar=("ci", 95), ax=axes[0, 1], native_scale=True,
+                  log_scale=(2, False))
+    sns.stripplot(slopes, x="depth", y="slope", ax=axes[0, 1], native_scale=True, color="grey", alpha=0.5)
+    axes[0, 1].axhline(0, ls="--", c="black", lw=0.8)
+    axes[0, 1].set(xlabel="depth L", ylabel="slope of log10 ratio vs log10 d_k (per seed)")
+    _log2_depth_axis(axes[0, 1], slopes["depth"].unique())
+    plotting.save(fig, out, f"Query/value gradient ratio against d_k ({specs[0].label})", scale, subset)
+    return d.merge(slopes, on=["seed", "depth"])
+
+
+def figure_training_loss(df: pd.DataFrame, specs: list[RunSpec], out: Path, scale: str,
+                         subset: bool = False) -> pd.DataFrame:
+    d = df[df["run"].isin([s.name for s in specs])].copy()
+    order = [s.label for s in specs]
+    fig, axes = plotting.new_figure(2, width=4.8)
+    for ax, col, lab in zip(axes[0], ("eval_loss", "eval_accuracy"),
+                            ("held-out cross-entropy", "held-out token accuracy"), strict=True):
+        sns.lineplot(d, x="step", y=col, hue="architecture", hue_order=order, errorbar=("ci", 95), ax=ax,
+                     legend=col == "eval_loss")
+        ax.set(xlabel="optimizer step", ylabel=lab)
+    plotting.save(fig, out, f"Training on sequence reversal, L={specs[0].depth}", scale, subset)
+    return d
+
+
+FIGURE_FUNCS = {"similarity_vs_depth": figure_similarity_vs_depth,
+                "gradients_vs_depth": figure_gradients_vs_depth,
+                "gradient_ratio_vs_dk": figure_gradient_ratio_vs_dk,
+                "training_loss": figure_training_loss}
+
+CAPTIONS = {
+    "similarity_vs_depth": "Token representations at initialization against depth: mean cosine similarity "
+    "between the tokens of a sequence (left) and stable rank of the sequence's representation (right) after "
+    "the last block, for standard residuals (alpha=1) and the paper's depth scaling (alpha=1/sqrt(L)). One "
+    "fresh network per depth, synthetic Zipf-distributed token sequences. Bands: 95% bootstrap CI over "
+    "seeds.",
+    "gradients_vs_depth": "Frobenius norms of the loss gradients of the queries, keys and values weights at "
+    "initialization (mean over layers) and the log10 query/value ratio, against depth; loss: cross-entropy "
+    "of the sequence-reversal task. Bands: 95% bootstrap CI over seeds.",
+    "gradient_ratio_vs_dk": "log10 of the query/value gradient-norm ratio at initialization against the "
+    "per-head query/key dimension d_k (values keep width/heads dimensions), one line per depth (left), and "
+    "per seed the least-squares slope against log10 d_k at each depth (right; grey: seeds, point and bar: "
+    "mean and 95% CI).",
+    "training_loss": "Held-out cross-entropy and token accuracy while training the same network with "
+    "standard and depth-scaled residuals on sequence reversal (Adam, linear warm-up). Bands: 95% bootstrap "
+    "CI over seeds.",
+}
+
+
+# ---------------------------------------------------------------- claims
+
+
+def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
+    """RC-1..RC-5 for the run names of this configuration; results = {"rows": load_results(...)}."""
+    by_alpha = {s.alpha: s for s in runs["similarity_vs_depth"] if s.norm == cfg["norm"]}
+    plain, scaled = by_alpha["1"], by_alpha["1/sqrt(L)"]
+    train = {s.alpha: s for s in runs["training_loss"]}
+    sweep = sorted(runs["gradient_ratio_vs_dk"], key=lambda s: s.d_k)
+    depths = sorted(int(x) for x in cfg["init"]["depths"])
+    lo, hi = depths[0], depths[-1]
+    arch = f"{plain.norm}-LN" if plain.norm != "none" else "no LN"
+    where = (f"; setting: {arch}, width {cfg['model']['width']}, {cfg['model']['heads']} head(s), "
+             f"d_k={base_d_k(cfg)}, depths {lo}..{hi}, synthetic Zipf token sequences")
+
+    def rc1(r: dict) -> list[Part]:
+        df = r["rows"]
+        return [Part(f"{plain.label}: token cosine similarity at L={hi} minus at L={lo}",
+                     depth_change(df, plain.name, "similarity"), 0.0),
+                Part(f"{plain.label}: stable rank at L={lo} minus at L={hi}",
+                     {s: -v for s, v in depth_change(df, plain.name, "stable_rank").items()}, 0.0)]
+
+    def rc2(r: dict) -> list[Part]:
+        df = r["rows"]
+        return [Part(f"{plain.label}, L={hi}: log10 |grad W_Q| / |grad W_V|",
+                     at_largest(df, plain.name, "log_ratio_q"), 0.0, "below"),
+                Part(f"{plain.label}, L={hi}: log10 |grad W_K| / |grad W_V|",
+                     at_largest(df, plain.name, "log_ratio_k"), 0.0, "below"),
+                Part(f"{plain.label}: log10 |grad W_Q| / |grad W_V| at L={hi} minus at L={lo}",
+                     depth_change(df, plain.name, "log_ratio_q"), 0.0, "below")]
+
+    def rc3(r: dict) -> list[Part]:
+        df = r["rows"]
+        return [Part(f"L={hi}: token cosine similarity, alpha=1/sqrt(L) minus alpha=1",
+                     paired(at_largest(df, scaled.name, "similarity"),
+                            at_largest(df, plain.name, "similarity")),
+                     0.0, "below"),
+                Part(f"L={hi}: log10 |grad W_Q| / |grad W_V|, alpha=1/sqrt(L) minus alpha=1",
+                     paired(at_largest(df, scaled.name, "log_ratio_q"),
+                            at_largest(df, plain.name, "log_ratio_q")), 0.0)]
+
+    def rc4(r: dict) -> list[Part]:
+        return [Part(f"{sweep[0].label}: slope of log10 |grad W_Q| / |grad W_V| against log10 d_k "
+                     f"(d_k {sweep[0].d_k}..{sweep[-1].d_k}), mean over depths {lo}..{hi}",
+                     mean_dk_slope(r["rows"], sweep), 0.0, "below")]
+
+    bar = baseline_accuracy(cfg["data"]) + LEARNED * (1 - baseline_accuracy(cfg["data"]))
+
+    def rc5(r: dict) -> list[Part]:
+        df = r["rows"]
+        a, b = train["1"].name, train["1/sqrt(L)"].name
+        part = Part(f"L={train['1'].depth}: mean held-out loss over training, alpha=1 minus alpha=1/sqrt(L)",
+                    paired(curve_summary(df, a), curve_summary(df, b)), 0.0)
+        acc = [curve_summary(df, n, "eval_accuracy", "last") for n in (a, b)]
+        if all(max(acc[0][s], acc[1][s]) < bar for s in part.per_seed):
+            part.no_evidence = (f"neither arm learned the task in any seed (final held-out accuracy below "
+                                f"{bar:.2f}, halfway from the most-frequent-token baseline to 1): the "
+                                "difference is between two plateaus, not between training speeds")
+        return [part]
+
+    tc = cfg["training"]
+    return [
+        Claim("RC-1", "Without depth-scaled residuals, the tokens' representations at initialization align "
+              "(towards rank collapse) as depth grows.",
+              "cosine similarity between tokens grows with depth at init unless residuals are scaled (" + QUAL
+              + ")", SOURCE + ", Sec. 1 (Fig. 1) and Sec. 4",
+              f"per seed, alpha=1: last-layer token cosine similarity at L={hi} minus at L={lo}, and stable "
+              f"rank at L={lo} minus at L={hi}" + where,
+              "both CIs > 0", rc1, uses=("init",)),
+        Claim("RC-2", "In the collapsing architecture the gradients of queries and keys at initialization "
+              "are far below those of the values, and shrink relative to them with depth.",
+              "query/key gradients vanish under rank collapse (" + QUAL + ")", SOURCE + ", Sec. 3",
+              f"per seed, alpha=1: log10 ratio of the layer-averaged gradient norms of W_Q (and W_K) to W_V "
+              f"at L={hi}, and its change from L={lo} to L={hi}" + where,
+              "all three CIs < 0", rc2, uses=("init",),
+              caveat="Q/V < 1 holds at any depth once tokens are correlated (the value gradient carries the "
+              "tokens' mean, which grows with n times their correlation), so the depth change is the part "
+              "that speaks to collapse"),
+        Claim("RC-3", "Scaling the residual branches by 1/sqrt(L) prevents rank collapse and keeps the "
+              "query/key gradients from vanishing.",
+              "no collapse and no vanishing query/key gradients with alpha=1/sqrt(L) (" + QUAL + ")",
+              SOURCE + ", Sec. 4",
+              f"per seed at L={hi}, same initial weights and data: token similarity with alpha=1/sqrt(L) "
+              "minus with alpha=1, and the same difference of log10 |grad W_Q| / |grad W_V|" + where,
+              "similarity difference CI < 0 and gradient-ratio difference CI > 0", rc3, uses=("init",)),
+        Claim("RC-4", "The query/value gradient ratio depends on the key dimension d_k: with larger d_k the "
+              "queries get relatively smaller gradients than the values.",
+              "architectural hyperparameters such as d_k affect query and value gradients "
+              "disproportionately (" + QUAL + "; the direction tested here is our reading, not checked "
+              "against the theorem)",
+              SOURCE + ", Sec. 3 (abstract: 'disproportionate gradient norms')",
+              f"per seed: least-squares slope of log10 |grad W_Q| / |grad W_V| against log10 d_k over d_k in "
+              f"{[s.d_k for s in sweep]}, averaged over depths {lo}..{hi}, {sweep[0].label}" + where,
+              "CI < 0", rc4, uses=("init", "dk_sweep"),
+              caveat="at the 1/sqrt(fan-in) initialization used here a leading-order (uniform-attention) "
+              "calculation predicts no d_k dependence: the d_k key coordinates that add up in the query "
+              "gradient cancel the 1/d_k of the squared 1/sqrt(d_k) temperature; d_v is held fixed"),
+        Claim("RC-5", "In a short training run, the collapsing architecture trains worse than the same "
+              "network with depth-scaled residuals.",
+              "rank collapse at init hinders training; scaled residuals train (" + QUAL + ")",
+              SOURCE + ", Sec. 1 (Fig. 1) and Sec. 4",
+              f"per seed: mean held-out cross-entropy over the evaluations of {tc['steps']} steps "
+              f"({tc['optimizer']}, lr {tc['lr']}), alpha=1 minus alpha=1/sqrt(L), "
+              f"L={train['1'].depth}, same initial weights and data; task: sequence reversal" + where,
+              f"CI > 0; no evidence when neither arm reaches {bar:.2f} held-out accuracy in any seed", rc5,
+              uses=("training",)),
+    ]
+
+
+# ---------------------------------------------------------------- the paper's declaration
+
+SPEC = Paper.declare(
+    rc, prefix="rc", title="Signal propagation in transformers: theoretical perspectives and the role of "
+    "rank collapse (Noci, Anagnostidis, Biggio et al., NeurIPS 2022)", arxiv="2206.03126",
+    figures=figures_of(CAPTIONS, FIGURE_FUNCS, frames="rows"),
+    claims=claims, load_results=one_table("rows", load_results),
+)

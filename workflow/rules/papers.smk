@@ -1,0 +1,88 @@
+# Every enabled paper's rules, generated from its declaration (replikit.papers.interface.Paper):
+# one rule per stage (<prefix>_train, ...), <prefix>_figure and <prefix>_claims.
+for paper in PAPERS:
+    P, PCFG = paper.name, config[paper.name]
+    P_SEEDS = paper.seeds(PCFG, SEEDS)
+
+    for stage in paper.stages:
+
+        rule:
+            name:
+                f"{paper.prefix}_{stage.name}"
+            input:
+                unpack(stage_inputs(stage, PCFG)),
+            output:
+                **{k: directory(v) if stage.directory else v for k, v in stage.outputs.items()},
+            params:
+                **stage_params(stage, PCFG),
+            wildcard_constraints:
+                **wildcard_constraints_of(paper, stage),
+            log:
+                f"logs/{stage.log(P)}.log",
+            benchmark:
+                f"logs/benchmarks/{stage.log(P)}.tsv"
+            threads: config["threads"] if stage.threads else 1
+            resources:
+                **stage_resources(paper, stage, PCFG),
+            conda:
+                "../../envs/replikit.yaml"
+            script:
+                "../scripts/paper_stage.py"
+
+    rule:
+        name:
+            f"{paper.prefix}_figure"
+        input:
+            unpack(paper.figure_inputs(PCFG, P_SEEDS)),
+        output:
+            figure=report(
+                f"{paper.results}/figures/{{figure}}.png",
+                category=P,
+                caption="../../reports/captions/figure.rst",
+            ),
+            table=f"{paper.results}/tables/{{figure}}.csv",
+            provenance=f"{paper.results}/figures/{{figure}}.provenance.json",
+        params:
+            paper=P,
+            cfg=PCFG,
+            scale=SCALE,
+            caption=lambda w, paper=paper: paper.figure(w.figure).caption,
+        wildcard_constraints:
+            figure="|".join(f.name for f in paper.figures),
+        log:
+            f"logs/{P}/figures/{{figure}}.log",
+        benchmark:
+            f"logs/benchmarks/{P}/figures/{{figure}}.tsv"
+        resources:
+            mem_mb=2000,
+            runtime=10,
+        conda:
+            "../../envs/replikit.yaml"
+        script:
+            "../scripts/paper_figure.py"
+
+    rule:
+        name:
+            f"{paper.prefix}_claims"
+        input:
+            **paper.claim_inputs(PCFG, P_SEEDS),
+        output:
+            f"{paper.results}/claims.json",
+        params:
+            paper=P,
+            cfg=PCFG,
+            seeds=P_SEEDS,
+            stats=config["stats"],
+            settings=PAPER_SETTINGS[P],
+            scale=SCALE,
+        log:
+            f"logs/{P}/claims.log",
+        benchmark:
+            f"logs/benchmarks/{P}/claims.tsv"
+        resources:
+            mem_mb=2000,
+            runtime=10,
+        conda:
+            "../../envs/replikit.yaml"
+        script:
+            "../scripts/paper_claims.py"
