@@ -334,3 +334,72 @@ def test_claims_from_synthetic_results():
     # a run the configuration asks for but the results lack is an error naming it
     with pytest.raises(MissingResult, match="claim LL-1: missing 'sudoku4_ntp'"):
         evaluate(an.claims(runs), {"final": good[good.run != "sudoku4_ntp"]}, cfg=CFG)
+
+
+# ---------------------------------------------------------------- task figures (issue 14)
+
+
+def test_maze_parsing_inverts_the_tokenization():
+    prompt, answer = _maze()
+    codes, start, goal = pl.parse_maze([pl.PAD] + prompt, 3)
+    assert len(codes) == 9 and (start, goal) == (0, 8)
+    assert pl.path_cells(answer, 3) == [t - pl.NODE0 for t in answer[:-1]]
+    assert pl.path_cells([pl.ROW], 3) is None and pl.parse_maze(prompt[:5], 3) is None
+
+
+def test_examples_record_prompts_answers_and_the_verifiers_verdict(sudoku_ds):
+    cfg = ll.training_config(CFG, "sudoku4")
+    run = ll.Run(RunSpec("sudoku4", "ntp"), cfg, sudoku_ds, 0, torch.device("cpu"))
+    ex = run.examples(3)
+    assert len(ex) == 3 and ex[0]["prompt"] == run.test_prompt[0].tolist()
+    assert all(e["correct"] == pl.verify("sudoku4", e["prompt"], e["prediction"], cfg["data"]) for e in ex)
+    assert all(pl.verify("sudoku4", e["prompt"], e["answer"], cfg["data"]) for e in ex)
+
+
+def _example_frame(task: str, prompt: list[int], answer: list[int], prediction: list[int]) -> pd.DataFrame:
+    run = RunSpec(task, "lookahead", 4).name
+    return pd.DataFrame([{"run": run, "seed": 0, "task": task, "method": "lookahead", "example": 0,
+                          "prompt": prompt, "answer": answer, "prediction": prediction, "correct": False}])
+
+
+def test_maze_figure_draws_both_paths(tmp_path):
+    (prompt, answer), = pl.generate_mazes(4, 1, seed=3)
+    wrong = answer[:2] + [pl.EOS]
+    padded = [pl.PAD] * 5 + prompt  # as the batches hold them: left-padded to the longest prompt
+    table = an.figure_maze_example(_example_frame("maze", padded, answer, wrong),
+                                   [RunSpec("maze", "lookahead", 4)], tmp_path / "m.png", "smoke")
+    assert (tmp_path / "m.png").stat().st_size > 5_000
+    assert list(table[table["path"] == "true path"]["cell"]) == pl.path_cells(answer, 4)
+    assert list(table[table["path"] == "model's path"]["cell"]) == pl.path_cells(wrong, 4)
+    # a scale without mazes draws a placeholder, not an error
+    empty = an.figure_maze_example(an.load_examples([]), [], tmp_path / "none.png", "default")
+    assert empty.empty and (tmp_path / "none.png").exists()
+
+
+def test_sudoku9_figure_marks_exactly_the_wrong_cells(tmp_path):
+    (prompt, answer), = pl.generate_sudoku(9, 1, 30, 30, seed=0)
+    pred = list(answer)
+    blank = next(i for i, t in enumerate(prompt) if t == pl.EMPTY)  # a cell the model had to fill
+    value = answer[blank] - pl.DIGIT0
+    pred[blank] = pl.digit(value % 9 + 1)  # another digit
+    table = an.figure_sudoku9_example(_example_frame("sudoku9", prompt, answer, pred),
+                                      [RunSpec("sudoku9", "lookahead", 4)], tmp_path / "s.png", "smoke")
+    assert int(table["wrong"].sum()) == 1 and (table["given"] > 0).sum() == 81 - 30
+
+
+def test_accuracy_table_lists_every_task_and_which_did_not_run(tmp_path):
+    specs = ll.method_runs("sudoku4", 4)
+    final = pd.DataFrame([{"run": s.name, "seed": 0, "task": "sudoku4", "method": s.method, "tau": 4,
+                           "mask": s.mask, "exact_match": 0.5, "epoch": 1} for s in specs])
+    table = an.figure_accuracy_table(final, specs, tmp_path / "a.png", "default")
+    assert set(table["task"]) == set(pl.TASKS) and len(table) == 3 * len(pl.TASKS)
+    assert set(table[table["task"] != "sudoku4"]["status"]) == {"not run at this scale"}
+    assert set(table[table["task"] == "sudoku4"]["status"]) == {"ran"}
+
+
+def test_example_figures_follow_the_configured_tasks():
+    runs = ll.experiment_runs(CFG)
+    assert runs["maze_example"] == [] and runs["sudoku9_example"] == []
+    with_maze = {**CFG, "tasks": [*CFG["tasks"], "maze"],
+                 "training": {**CFG["training"], "maze": CFG["training"]["sudoku4"]}}
+    assert [r.name for r in ll.experiment_runs(with_maze)["maze_example"]] == ["maze_lookahead_tau3_bidir"]

@@ -89,6 +89,13 @@ def test_smoke_scale_end_to_end(tmp_path):
     claims = json.loads((tmp_path / "results/benign_memorization/claims.json").read_text())
     assert claims["subset"] is True
     assert [c["id"] for c in claims["claims"]] == ["BM-1", "BM-2", "BM-3", "BM-4", "BM-5", "BM-6"]
+    # every latent-lookahead task ran end to end: its claim rows exist (1 seed: inconclusive)
+    card = json.loads((tmp_path / "results/latent_lookahead/claims.json").read_text())
+    ll = {c["id"]: c for c in card["claims"]}
+    for claim in ("LL-3", "LL-6"):
+        labels = " ".join(p["label"] for p in ll[claim]["parts"])
+        assert all(t in labels for t in ("9x9 Sudoku", "Maze", "ProsQA")), labels
+        assert ll[claim]["verdict"] == "inconclusive"
     html = (tmp_path / "results/report/index.html").read_text()
     assert "CIFAR-10 subset" in html
     assert html.index("smoke: ") < html.index("forest plot") < html.index("<h2>Claims scorecard")

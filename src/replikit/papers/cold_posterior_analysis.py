@@ -15,7 +15,7 @@ from ..claims import Claim, Part
 from ..io import read_json
 from . import cold_posterior as cp
 from .cold_posterior import RunSpec
-from .interface import Paper, figures_of, one_table
+from .interface import Paper
 
 NOCI = "Noci et al., NeurIPS 2021 (arXiv 2106.06596)"
 BACHMANN = "Bachmann et al., ICML 2022 (arXiv 2205.13900)"
@@ -319,10 +319,7 @@ CAPTIONS = {
     "curves. Bands: 95% CI over seeds (the temperature grid is discrete).",
 }
 
-SPEC = Paper.declare(
-    cp, prefix="cp", title="The cold posterior effect: curation, augmentation, prior, invariance "
-    "(Noci et al., NeurIPS 2021; Bachmann et al., ICML 2022)", arxiv="2106.06596, 2205.13900",
-    figures=figures_of(CAPTIONS, FIGURE_FUNCS, frames="results"),
-    claims=claims, load_results=one_table("results", load_results),
-    dataset=lambda cfg, figure: cfg["dataset"],
-)
+SPEC = Paper.one_table(
+    cp, "results", load_results, CAPTIONS, FIGURE_FUNCS, prefix="cp", arxiv="2106.06596, 2205.13900",
+    title="The cold posterior effect: curation, augmentation, prior, invariance (Noci et al., NeurIPS "
+    "2021; Bachmann et al., ICML 2022)", claims=claims, dataset=lambda cfg, figure: cfg["dataset"])

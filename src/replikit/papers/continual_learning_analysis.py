@@ -14,7 +14,7 @@ from ..claims import Claim, Part
 from ..io import read_json
 from . import continual_learning as cl
 from .continual_learning import RunSpec
-from .interface import Paper, figures_of, one_table
+from .interface import Paper
 
 SOURCE = "arXiv 2506.16884 (ICML 2025)"
 QUAL = "qualitative; exact values not verified offline"
@@ -332,10 +332,7 @@ CAPTIONS = {
     "Bands: 95% bootstrap CI over seeds.",
 }
 
-SPEC = Paper.declare(
-    cl, prefix="cl", title="The Importance of Being Lazy: feature learning, width and forgetting "
-    "(Graldi et al., ICML 2025)", arxiv="2506.16884",
-    figures=figures_of(CAPTIONS, FIGURE_FUNCS, frames="items"),
-    claims=claims, load_results=one_table("items", load_items),
-    dataset=lambda cfg, figure: "mnist" if figure == "similarity" else cl.main_dataset(cfg),
-)
+SPEC = Paper.one_table(
+    cl, "items", load_items, CAPTIONS, FIGURE_FUNCS, prefix="cl", arxiv="2506.16884", claims=claims,
+    title="The Importance of Being Lazy: feature learning, width and forgetting (Graldi et al., ICML 2025)",
+    dataset=lambda cfg, figure: "mnist" if figure == "similarity" else cl.main_dataset(cfg))

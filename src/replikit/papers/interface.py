@@ -142,6 +142,15 @@ class Paper:
                    experiments=module.experiment_runs, run_files=module.RUN_FILES, stages=module.STAGES,
                    config_errors=getattr(module, "config_errors", lambda cfg: []), **fields)
 
+    @classmethod
+    def one_table(cls, module: Any, table: str, load: Callable[[list[str]], pd.DataFrame],
+                  captions: dict[str, str], funcs: dict[str, Callable[..., pd.DataFrame]],
+                  **fields: Any) -> Paper:
+        """`declare` for a paper whose runs' metrics load into one table `table`, which every figure
+        `funcs[name](table, specs, out, scale, subset)` draws."""
+        return cls.declare(module, figures=figures_of(captions, funcs, frames=table),
+                           load_results=one_table(table, load), **fields)
+
     @property
     def results(self) -> str:
         return f"results/{self.name}"

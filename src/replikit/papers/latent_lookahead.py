@@ -95,8 +95,10 @@ def experiment_runs(cfg: dict) -> dict[str, list[RunSpec]]:
     ab = cfg["ablation"]["task"]
     ab_tau = _tau(cfg["training"][ab]["tau"])
     ablation = [RunSpec(ab, "lookahead", ab_tau, m) for m in ("bidir", "causal")]
+    examples = {f"{t}_example": [RunSpec(t, "lookahead", _tau(cfg["training"][t]["tau"]))]
+                if t in cfg["tasks"] else [] for t in ("maze", "sudoku9")}
     return {"accuracy_table": main, "training_curves": main, "tau_scaling": scaling,
-            "ablation_mask": ablation}
+            "ablation_mask": ablation, **examples}
 
 
 def all_runs(cfg: dict) -> list[RunSpec]:
@@ -198,6 +200,17 @@ class Run:
         prompts = prompt.tolist()
         ok = [pl.verify(self.spec.task, p, a, self.cfg["data"]) for p, a in zip(prompts, pred, strict=True)]
         return sum(ok) / len(ok)
+
+    def examples(self, k: int = 4) -> list[dict]:
+        """The first k held-out prompts with the true and the generated answer, for the figures that
+        draw one maze or one Sudoku."""
+        self.model.eval()
+        with torch.no_grad():
+            pred = self.predict(self.test_prompt[:k]).tolist()
+        prompts, answers = self.test_prompt[:k].tolist(), self.test_answer[:k].tolist()
+        return [{"prompt": p, "answer": a, "prediction": q,
+                 "correct": pl.verify(self.spec.task, p, q, self.cfg["data"])}
+                for p, a, q in zip(prompts, answers, pred, strict=True)]
 
     def evaluate(self, epoch: int) -> dict[str, float]:
         return {"step": epoch * self.steps_per_epoch, "exact_match": self.exact_match(self.test_prompt)}
@@ -343,7 +356,7 @@ def train_job(job: Job) -> None:
         "run": run.spec.name, "seed": run.seed, "spec": run.spec.__dict__, "tau": run.tau,
         "answer_len": run.answer_len, "history": history, "final": history[-1],
         "device": describe(job.device), "elapsed_s": round(elapsed, 1), "n_train": run.n,
-        "n_eval": int(run.test_prompt.shape[0]), "steps": history[-1]["step"],
+        "n_eval": int(run.test_prompt.shape[0]), "steps": history[-1]["step"], "examples": run.examples(),
     })
 
 

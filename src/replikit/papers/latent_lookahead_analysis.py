@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import matplotlib.patches
 import pandas as pd
 import seaborn as sns
 
@@ -14,6 +15,8 @@ from ..io import read_json
 from . import latent_lookahead as ll
 from .interface import Paper, figures_of
 from .latent_lookahead import RunSpec
+
+pl = ll.pl  # the planning tasks: tokens, parsers, verifiers
 
 SOURCE = "arXiv 2603.20219 (OpenReview version), Table 1"
 # Exact match at or below this in every seed of both arms = neither learned the task: no evidence.
@@ -39,7 +42,21 @@ def load_histories(paths: list[str | Path]) -> pd.DataFrame:
         for h in m["history"]:
             rows.append({"run": m["run"], "seed": m["seed"], "task": spec.task, "method": spec.method,
                          "tau": m["tau"], "mask": spec.mask, **h})
-    return pd.DataFrame(rows)
+    columns = ["run", "seed", "task", "method", "tau", "mask"]
+    return pd.DataFrame(rows) if rows else pd.DataFrame(columns=columns)
+
+
+def load_examples(paths: list[str | Path]) -> pd.DataFrame:
+    """One row per recorded held-out example (prompt, true answer, generated answer) of each run."""
+    rows = []
+    for p in paths:
+        m = read_json(p)
+        spec = RunSpec.parse(m["run"])
+        for i, e in enumerate(m.get("examples", [])):
+            rows.append({"run": m["run"], "seed": m["seed"], "task": spec.task, "method": spec.method,
+                         "example": i, **e})
+    return pd.DataFrame(rows, columns=["run", "seed", "task", "method", "example", "prompt", "answer",
+                                       "prediction", "correct"])
 
 
 def exact_match(final: pd.DataFrame, run: str) -> dict[int, float]:
@@ -61,25 +78,35 @@ def _selected(frame: pd.DataFrame, specs: list[RunSpec]) -> pd.DataFrame:
 
 
 def figure_accuracy_table(final: pd.DataFrame, specs: list[RunSpec], out: Path, scale: str) -> pd.DataFrame:
+    """Every task of the paper's Table 1: ours where it ran at this scale, "not run at this scale"
+    where it did not."""
     df = _selected(final, specs)
-    tasks = list(dict.fromkeys(s.task for s in specs))
+    ran = set(df["task"]) if len(df) else set()
     table = (df.groupby(["task", "method"])["exact_match_pct"].agg(["mean", "std", "count"]).reset_index()
-             .rename(columns={"mean": "ours_mean", "std": "ours_std", "count": "n_seeds"}))
-    table["tau"] = table.apply(lambda r: df[(df.task == r.task) & (df.method == r.method)]["tau"].iloc[0],
-                               axis=1)
+             .rename(columns={"mean": "ours_mean", "std": "ours_std", "count": "n_seeds"})
+             if len(df) else pd.DataFrame(columns=["task", "method", "ours_mean", "ours_std", "n_seeds"]))
+    table["tau"] = [df[(df.task == t) & (df.method == m)]["tau"].iloc[0]
+                    for t, m in zip(table["task"], table["method"], strict=True)]
+    missing = pd.DataFrame([{"task": t, "method": m, "n_seeds": 0} for t in pl.TASKS if t not in ran
+                            for m in METHOD_ORDER])
+    table = pd.concat([table, missing], ignore_index=True) if len(missing) else table
     table["paper"] = [PAPER_TABLE[t][m] for t, m in zip(table["task"], table["method"], strict=True)]
-    fig, axes = plotting.new_figure(len(tasks), width=3.6)
+    table["status"] = ["ran" if t in ran else "not run at this scale" for t in table["task"]]
+    fig, axes = plotting.new_figure(len(pl.TASKS), width=3.6)
     order = list(METHOD_ORDER)
-    for ax, task in zip(axes[0], tasks, strict=True):
-        sub = df[df["task"] == task]
-        sns.barplot(sub, x="method", y="exact_match_pct", order=order, errorbar=("ci", 95), ax=ax,
-                    alpha=0.8)
-        sns.stripplot(sub, x="method", y="exact_match_pct", order=order, color="black", size=3, ax=ax)
+    for ax, task in zip(axes[0], pl.TASKS, strict=True):
+        sub = df[df["task"] == task] if len(df) else df
+        if task in ran:
+            sns.barplot(sub, x="method", y="exact_match_pct", order=order, errorbar=("ci", 95), ax=ax,
+                        alpha=0.8)
+            sns.stripplot(sub, x="method", y="exact_match_pct", order=order, color="black", size=3, ax=ax)
+        else:
+            ax.text(1, 50, "not run at\nthis scale", ha="center", va="center", fontsize=11, color="grey")
         ax.scatter(order, [PAPER_TABLE[task][m] for m in order], marker="*", s=120, c="red",
                    zorder=5, label="paper (Table 1)")
-        tau = sub[sub["method"] != "ntp"]["tau"]
+        tau = sub[sub["method"] != "ntp"]["tau"] if task in ran else []
         ax.set(title=f"{TASK_LABELS[task]} (tau={tau.iloc[0] if len(tau) else '-'})", xlabel="",
-               ylabel="exact match (%)", ylim=(0, 102))
+               ylabel="exact match (%)", ylim=(0, 102), xlim=(-0.5, 2.5))
         ax.legend(fontsize=7, loc="lower right")
     plotting.save(fig, out, "Latent lookahead: exact match by method (ours: bars, 95% CI; paper: stars)",
                   scale, False)
@@ -129,6 +156,104 @@ def figure_ablation_mask(final: pd.DataFrame, specs: list[RunSpec], out: Path, s
            ylim=(0, 102))
     plotting.save(fig, out, "Latent lookahead: attention among latents", scale, False)
     return df
+
+
+def _first_example(examples: pd.DataFrame, specs: list[RunSpec]) -> pd.Series | None:
+    """The first recorded example of the lowest seed of the figure's run, if any."""
+    sel = examples[examples["run"].isin({s.name for s in specs})] if len(examples) else examples
+    return None if sel.empty else sel.sort_values(["seed", "example"]).iloc[0]
+
+
+def _lenient_grid(tokens: list[int], size: int) -> list[list[int]]:
+    """A generated answer read as a grid whatever its shape: its digit and empty tokens fill the
+    cells row by row (anything else, or a missing cell, reads 0)."""
+    cells = [t - pl.DIGIT0 if pl.DIGIT0 < t <= pl.DIGIT0 + size else 0
+             for t in tokens if t not in (pl.PAD, pl.EOS, pl.ROW)][: size * size]
+    cells += [0] * (size * size - len(cells))
+    return [cells[r * size:(r + 1) * size] for r in range(size)]
+
+
+def _empty_panel(ax, text: str) -> None:
+    ax.text(0.5, 0.5, text, ha="center", va="center", fontsize=11, color="grey", transform=ax.transAxes)
+    ax.set_axis_off()
+
+
+def figure_maze_example(examples: pd.DataFrame, specs: list[RunSpec], out: Path, scale: str) -> pd.DataFrame:
+    """One held-out maze: passages, start and goal, the true path and the model's path."""
+    ex = _first_example(examples, specs)
+    fig, axes = plotting.new_figure(1, width=4.6, height=4.6)
+    ax = axes[0, 0]
+    prompt = [t for t in ex["prompt"] if t != pl.PAD] if ex is not None else []  # prompts are left-padded
+    grid_n = round(prompt.index(pl.QUERY) ** 0.5) if pl.QUERY in prompt else 0
+    maze = pl.parse_maze(prompt, grid_n) if grid_n else None
+    if maze is None:
+        _empty_panel(ax, "maze not run at this scale" if ex is None else "no maze example recorded")
+        plotting.save(fig, out, "Latent lookahead: one maze", scale, False)
+        return pd.DataFrame(columns=["path", "step", "cell", "row", "col"])
+    codes, start, goal = maze
+    g = grid_n
+    for cell, code in enumerate(codes):  # walls: a side is drawn where the passage is closed
+        r, c = divmod(cell, g)
+        if not code & 1:
+            ax.plot([c - 0.5, c + 0.5], [r + 0.5, r + 0.5], c="black", lw=2)
+        if not code & 2:
+            ax.plot([c + 0.5, c + 0.5], [r - 0.5, r + 0.5], c="black", lw=2)
+    ax.plot([-0.5, g - 0.5, g - 0.5], [-0.5, -0.5, g - 0.5], c="black", lw=2)
+    ax.plot([-0.5, -0.5], [-0.5, g - 0.5], c="black", lw=2)
+    rows = []
+    for label, tokens, style in (("true path", ex["answer"], dict(c="#2e7d32", lw=6, alpha=0.45)),
+                                 ("model's path", ex["prediction"], dict(c="#c62828", lw=2, ls="--",
+                                                                         marker="o", ms=4))):
+        cells = pl.path_cells(tokens, g) or []
+        for i, cell in enumerate(cells):
+            rows.append({"path": label, "step": i, "cell": cell, "row": cell // g, "col": cell % g})
+        ax.plot([k % g for k in cells], [k // g for k in cells],
+                label=label if cells else f"{label}: none (no cell tokens)", **style)
+    for cell, name in ((start, "S"), (goal, "G")):
+        ax.text(cell % g, cell // g, name, ha="center", va="center", fontsize=12, weight="bold")
+    verdict = "solved" if ex["correct"] else "not solved (verifier)"
+    ax.set(xlim=(-0.7, g - 0.3), ylim=(g - 0.3, -0.7), aspect="equal", xticks=[], yticks=[],
+           title=f"{ex['method']}, seed {ex['seed']}: {verdict}")
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.02), ncol=2)
+    plotting.save(fig, out, "Latent lookahead: one held-out maze", scale, False)
+    return pd.DataFrame(rows)
+
+
+def figure_sudoku9_example(examples: pd.DataFrame, specs: list[RunSpec], out: Path,
+                           scale: str) -> pd.DataFrame:
+    """One held-out 9x9 puzzle: the givens, the model's answer, and its wrong cells marked."""
+    ex = _first_example(examples, specs)
+    fig, axes = plotting.new_figure(1, width=4.6, height=4.6)
+    ax = axes[0, 0]
+    given = [t for t in ex["prompt"] if t not in (pl.PAD, pl.SEP)] if ex is not None else []
+    puzzle = pl.parse_grid(given, 9) if ex is not None else None
+    if puzzle is None:
+        _empty_panel(ax, "9x9 Sudoku not run at this scale" if ex is None else "no example recorded")
+        plotting.save(fig, out, "Latent lookahead: one 9x9 Sudoku", scale, False)
+        return pd.DataFrame(columns=["row", "col", "given", "true", "model", "wrong"])
+    truth = pl.parse_grid([t for t in ex["answer"] if t not in (pl.PAD, pl.EOS)], 9)
+    pred = _lenient_grid(ex["prediction"], 9)
+    rows = []
+    for r in range(9):
+        for c in range(9):
+            given, true, model = puzzle[r][c], truth[r][c], pred[r][c]
+            wrong = not given and model != true
+            rows.append({"row": r, "col": c, "given": given, "true": true, "model": model, "wrong": wrong})
+            if wrong:
+                ax.add_patch(matplotlib.patches.Rectangle((c - 0.5, r - 0.5), 1, 1, color="#ef9a9a"))
+            text = str(given or model or "?")
+            ax.text(c, r, text, ha="center", va="center", fontsize=11,
+                    color="black" if given else ("#c62828" if wrong else "#1565c0"),
+                    weight="bold" if given else "normal")
+    for k in range(10):
+        lw = 2 if k % 3 == 0 else 0.5
+        ax.plot([-0.5, 8.5], [k - 0.5, k - 0.5], c="black", lw=lw)
+        ax.plot([k - 0.5, k - 0.5], [-0.5, 8.5], c="black", lw=lw)
+    n_wrong = sum(r["wrong"] for r in rows)
+    ax.set(xlim=(-0.6, 8.6), ylim=(8.6, -0.6), aspect="equal", xticks=[], yticks=[],
+           title=f"{ex['method']}, seed {ex['seed']}: {n_wrong} wrong cell(s) (red); bold: givens")
+    plotting.save(fig, out, "Latent lookahead: one held-out 9x9 Sudoku", scale, False)
+    return pd.DataFrame(rows)
 
 
 # ---------------------------------------------------------------- claims
@@ -226,7 +351,8 @@ def claims(runs: dict[str, list[RunSpec]]) -> list[Claim]:
 
 def load_results(files: dict[str, list[str]]) -> dict[str, pd.DataFrame]:
     hist = load_histories(files["metrics"])
-    return {"history": hist, "final": final_rows(hist)}
+    return {"history": hist, "final": final_rows(hist) if len(hist) else hist,
+            "examples": load_examples(files["metrics"])}
 
 
 CAPTIONS = {
@@ -239,15 +365,22 @@ CAPTIONS = {
     "CI over seeds.",
     "ablation_mask": "Latent lookahead with bidirectional versus causal attention among the latents of a "
     "thought (same tau); bars: mean and 95% CI over seeds, dots: seeds.",
+    "maze_example": "One held-out maze (the first of the test split) with its walls, start S and goal G: "
+    "the true shortest path (green) and the path generated by latent lookahead (red, dashed), lowest seed; "
+    "the title says whether the verifier accepts it.",
+    "sudoku9_example": "One held-out 9x9 Sudoku (the first of the test split): givens in bold, the cells "
+    "latent lookahead filled in blue, wrong ones in red on a red background, lowest seed.",
 }
 FIGURE_FUNCS = {"accuracy_table": figure_accuracy_table, "tau_scaling": figure_tau_scaling,
-                "training_curves": figure_training_curves, "ablation_mask": figure_ablation_mask}
+                "training_curves": figure_training_curves, "ablation_mask": figure_ablation_mask,
+                "maze_example": figure_maze_example, "sudoku9_example": figure_sudoku9_example}
 
 SPEC = Paper.declare(
     ll, prefix="ll", title="Thinking into the Future: Latent Lookahead Training for Transformers "
     "(Noci et al., 2026)", arxiv="2603.20219",
     figures=figures_of(CAPTIONS, FIGURE_FUNCS, takes_subset=False,
-                       frames={n: "history" if n == "training_curves" else "final" for n in CAPTIONS}),
+                       frames={**{n: "final" for n in CAPTIONS}, "training_curves": "history",
+                               "maze_example": "examples", "sudoku9_example": "examples"}),
     claims=lambda runs, cfg: claims(runs),
     load_results=load_results,
 )

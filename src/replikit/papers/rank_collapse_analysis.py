@@ -12,7 +12,7 @@ from .. import plotting
 from ..claims import Claim, Part
 from ..io import read_json
 from . import rank_collapse as rc
-from .interface import Paper, figures_of, one_table
+from .interface import Paper
 from .rank_collapse import RunSpec, base_d_k
 
 SOURCE = "arXiv 2206.03126 (NeurIPS 2022)"
@@ -319,9 +319,7 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
 
 # ---------------------------------------------------------------- the paper's declaration
 
-SPEC = Paper.declare(
-    rc, prefix="rc", title="Signal propagation in transformers: theoretical perspectives and the role of "
-    "rank collapse (Noci, Anagnostidis, Biggio et al., NeurIPS 2022)", arxiv="2206.03126",
-    figures=figures_of(CAPTIONS, FIGURE_FUNCS, frames="rows"),
-    claims=claims, load_results=one_table("rows", load_results),
-)
+SPEC = Paper.one_table(
+    rc, "rows", load_results, CAPTIONS, FIGURE_FUNCS, prefix="rc", arxiv="2206.03126", claims=claims,
+    title="Signal propagation in transformers: theoretical perspectives and the role of rank collapse "
+    "(Noci, Anagnostidis, Biggio et al., NeurIPS 2022)")

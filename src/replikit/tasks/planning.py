@@ -134,21 +134,35 @@ def maze_example(connections: np.ndarray, start: tuple[int, int], goal: tuple[in
     return prompt, [node(r * g + c) for r, c in path] + [EOS]
 
 
-def verify_maze(prompt: list[int], answer: list[int], grid_n: int) -> bool:
-    """True when `answer` is a simple path from start to goal through open passages."""
+def parse_maze(prompt: list[int], grid_n: int) -> tuple[list[int], int, int] | None:
+    """(cell codes, start cell, goal cell) of a maze prompt; None when it is not one."""
     prompt = [t for t in prompt if t != PAD]
     g = grid_n
     codes = [t - WALL0 for t in prompt[:g * g]]
-    if len(codes) != g * g or any(not 0 <= c < 4 for c in codes) or prompt[g * g] != QUERY:
-        return False
-    start, goal = prompt[g * g + 1] - NODE0, prompt[g * g + 2] - NODE0
+    if len(prompt) < g * g + 3 or any(not 0 <= c < 4 for c in codes) or prompt[g * g] != QUERY:
+        return None
+    return codes, prompt[g * g + 1] - NODE0, prompt[g * g + 2] - NODE0
+
+
+def path_cells(answer: list[int], grid_n: int) -> list[int] | None:
+    """The cells of an answer up to `<eos>`; None when a token is not a cell of the grid."""
     path = []
     for t in answer:
         if t == EOS:
             break
-        if not NODE0 <= t < NODE0 + g * g:
-            return False
+        if not NODE0 <= t < NODE0 + grid_n * grid_n:
+            return None
         path.append(t - NODE0)
+    return path
+
+
+def verify_maze(prompt: list[int], answer: list[int], grid_n: int) -> bool:
+    """True when `answer` is a simple path from start to goal through open passages."""
+    g = grid_n
+    maze, path = parse_maze(prompt, g), path_cells(answer, g)
+    if maze is None or path is None:
+        return False
+    codes, start, goal = maze
     if not path or path[0] != start or path[-1] != goal or len(set(path)) != len(path):
         return False
     for a, b in zip(path, path[1:], strict=False):
