@@ -11,10 +11,12 @@ import copy
 import re
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonschema
 import yaml
+
+if TYPE_CHECKING:  # imported where a config is validated: jsonschema's import takes ~2 s, every job paid it
+    import jsonschema
 
 # Training / test images of the full datasets (the CIFAR-10 subset has fewer; jobs check that).
 FULL_SIZES = {"cifar10": (50000, 10000), "mnist": (60000, 10000)}
@@ -25,6 +27,8 @@ class ConfigError(ValueError):
 
 
 def _with_defaults(validator_class):
+    import jsonschema
+
     validate_props = validator_class.VALIDATORS["properties"]
 
     def set_defaults(validator, properties, instance, schema):
@@ -179,6 +183,8 @@ def validate_config(config: dict, schema_path: str | Path) -> dict:
     with_paper_settings(config, schema_path)
     schema = full_schema(schema_path)
     coerce(config, schema, schema)
+    import jsonschema
+
     validator = _with_defaults(jsonschema.Draft7Validator)(schema)
     # Fill defaults first (validation of a nested default may need its own defaults).
     errors = sorted(validator.iter_errors(config), key=lambda e: list(e.absolute_path))

@@ -16,7 +16,6 @@ import itertools
 from collections.abc import Sequence
 
 import numpy as np
-from scipy import stats as sps
 
 
 def _finite(values: Sequence[float]) -> np.ndarray:
@@ -34,6 +33,8 @@ def t_interval(values: Sequence[float], level: float = 0.90) -> tuple[float, flo
     mean = float(v.mean())
     if v.size < 2:
         return mean, float("nan"), float("nan")
+    from scipy import stats as sps  # here, not at import: scipy.stats costs every job ~1 s
+
     half = sps.t.ppf(0.5 + level / 2, v.size - 1) * v.std(ddof=1) / np.sqrt(v.size)
     return mean, float(mean - half), float(mean + half)
 

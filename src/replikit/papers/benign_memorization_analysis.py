@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
-import seaborn as sns
 
 from .. import plotting
 from ..aggregate import final_rows, per_seed
 from ..aggregate import seed_diff as diff
 from ..claims import Claim, Part
 from ..io import read_json
+from ..plotting import sns
 from . import benign_memorization as bm
 from .benign_memorization import RunSpec
 from .interface import Paper, figures_of

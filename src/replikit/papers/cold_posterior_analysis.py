@@ -7,12 +7,12 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import seaborn as sns
 
 from .. import plotting
 from ..aggregate import seed_diff as diff
 from ..claims import Claim, Part
 from ..io import read_json
+from ..plotting import sns
 from . import cold_posterior as cp
 from .cold_posterior import RunSpec
 from .interface import Paper

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import seaborn as sns
 
 from .. import plotting
 from ..claims import Claim, Part
 from ..io import read_json
+from ..plotting import sns
 from . import continual_learning as cl
 from .continual_learning import RunSpec
 from .interface import Paper

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import matplotlib.patches
 import pandas as pd
-import seaborn as sns
 
 from .. import plotting
 from ..aggregate import final_rows, per_seed
 from ..claims import Claim, Part, difference
 from ..io import read_json
+from ..plotting import sns
 from . import latent_lookahead as ll
 from .interface import Paper, figures_of
 from .latent_lookahead import RunSpec

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import seaborn as sns
 
 from .. import plotting
 from ..claims import Claim, Part
 from ..io import read_json
+from ..plotting import sns
 from . import rank_collapse as rc
 from .interface import Paper
 from .rank_collapse import RunSpec, base_d_k
