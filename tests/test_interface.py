@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import copy
 import re
+import subprocess
+import sys
 from types import SimpleNamespace
 
 import pytest
@@ -121,3 +123,15 @@ def test_paper_settings_keep_their_files_key_order():
             assert list(cfg)[: len(block)] == list(block), name
             if isinstance(value, dict):
                 assert list(cfg[key])[: len(value)] == list(value), (name, key)
+
+
+def test_registry_leaves_heavy_imports_to_the_jobs_that_use_them():
+    """Every job loads the registry; jsonschema, scipy.stats and seaborn (seconds of imports) load
+    only in the jobs that use them, and the lazy seaborn still works once used."""
+    code = ("import sys; from replikit.papers import interface; interface.registry(); "
+            "heavy = ('jsonschema', 'scipy.stats', 'seaborn.relational'); "
+            "print([m for m in heavy if m in sys.modules]); "
+            "from replikit.plotting import sns; sns.color_palette('colorblind'); "
+            "print('seaborn.relational' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["[]", "True"], out.stderr
