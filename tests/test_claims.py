@@ -4,6 +4,7 @@ from replikit.claims import (
     Claim,
     MissingResult,
     Part,
+    Source,
     combine,
     combine_magnitudes,
     difference,
@@ -11,6 +12,7 @@ from replikit.claims import (
     write_scorecard,
 )
 
+SRC = Source("A sentence of the paper.", "a paper, abstract")
 
 def _part(values, threshold=0.0, direction="above", paper_value=None, min_seeds=5, level=0.90):
     return Part("x", dict(enumerate(values)), threshold, direction, paper_value).decide(level, min_seeds)
@@ -68,14 +70,14 @@ def test_a_missing_run_or_metric_fails_naming_it():
         return [Part("gap", results["gpa"], 0.0)]  # a typo in the metric's name
 
     with pytest.raises(MissingResult, match="claim B: missing 'gpa'"):
-        evaluate([Claim("B", "s", "v", "src", "stat", "rule", misspelled)], {"gap": GAP})
+        evaluate([Claim("B", "s", "v", "src", "stat", "rule", misspelled, source=SRC)], {"gap": GAP})
 
 
 def test_not_measurable_only_where_the_claim_declares_it():
     def needs_maze(results):
         return [Part("maze gap", results["maze"], 0.0)]
 
-    claim = Claim("M", "s", "v", "src", "stat", "rule", needs_maze,
+    claim = Claim("M", "s", "v", "src", "stat", "rule", needs_maze, source=SRC,
                   not_measurable=lambda cfg: "" if "maze" in cfg["tasks"] else "no maze runs at this scale")
     row = evaluate([claim], {"gap": GAP}, cfg={"tasks": ["sudoku4"]})[0]
     assert row["verdict"] == "inconclusive" and row["measurable"] is False
@@ -90,22 +92,49 @@ def test_rows_carry_direction_magnitude_and_fidelity():
 
     devs = [{"key": "model.width", "ours": 8, "paper": 64}, {"key": "grid.k", "ours": [1], "paper": [1, 2]},
             {"key": "other.k", "ours": 1, "paper": 2}]
-    rows = evaluate([Claim("A", "s", "v", "src", "stat", "rule", measure, uses=("grid",)),
-                     Claim("C", "s", "v", "src", "stat", "rule", measure, uses=("other",))],
+    rows = evaluate([Claim("A", "s", "v", "src", "stat", "rule", measure, source=SRC, uses=("grid",)),
+                     Claim("C", "s", "v", "src", "stat", "rule", measure, source=SRC, uses=("other",))],
                     {"gap": GAP}, deviations=devs)
     a, c = rows
-    assert a["verdict"] == "replicated" and a["magnitude"] == "smaller" and a["n_seeds"] == 5
+    # a proxy's interval is not compared with a number from the paper's own setting
+    assert a["verdict"] == "replicated" and a["magnitude"] == "not comparable (proxy)" and a["n_seeds"] == 5
     assert a["fidelity"] == "proxy" and [d["key"] for d in a["deviations"]] == ["model.width", "grid.k"]
     assert [d["key"] for d in c["deviations"]] == ["model.width", "other.k"]
-    faithful = evaluate([Claim("A", "s", "v", "src", "stat", "rule", measure)], {"gap": GAP}, deviations=[])
+    faithful = evaluate([Claim("A", "s", "v", "src", "stat", "rule", measure, source=SRC)], {"gap": GAP},
+                        deviations=[])
     assert faithful[0]["fidelity"] == "faithful" and faithful[0]["deviations"] == []
+    assert faithful[0]["magnitude"] == "smaller"
+    assert faithful[0]["source"] == {"quote": SRC.quote, "where": SRC.where, "abstract_only": True}
+    assert faithful[0]["kind"] == "paper"
+
+
+def test_unverified_settings_and_preflight_are_not_faithful():
+    def measure(results):
+        return [Part("gap", results["gap"], 0.0, paper_value=0.5)]
+
+    claim = Claim("A", "s", "v", "src", "stat", "rule", measure, source=SRC, uses=("grid",))
+    row = evaluate([claim], {"gap": GAP}, deviations=[], unverified=["model"])[0]
+    assert row["fidelity"] == "unverified" and row["unverified"] == ["model"]
+    assert row["magnitude"] == "not comparable (unverified)"
+    pre = evaluate([claim], {"gap": GAP}, deviations=[], preflight=True)[0]
+    assert pre["fidelity"] == "preflight" and pre["verdict"] == "inconclusive"
+    assert pre["note"].startswith("preflight:")
+
+
+def test_every_claim_quotes_its_source_and_a_hypothesis_says_what_is_ours():
+    with pytest.raises(ValueError, match="quotes the sentence it tests"):
+        Claim("A", "s", "v", "src", "stat", "rule", lambda r: [])
+    with pytest.raises(ValueError, match="reading"):
+        Claim("A", "s", "v", "src", "stat", "rule", lambda r: [], source=SRC, kind="hypothesis")
+    with pytest.raises(ValueError, match="kind"):
+        Claim("A", "s", "v", "src", "stat", "rule", lambda r: [], source=SRC, kind="guess")
 
 
 def test_fewer_seeds_than_the_level_needs_is_inconclusive_with_the_reason():
     def measure(results):
         return [Part("gap", {0: 0.1, 1: 0.2, 2: 0.15}, 0.0)]
 
-    row = evaluate([Claim("A", "s", "v", "src", "stat", "rule", measure)], {}, min_seeds=3)[0]
+    row = evaluate([Claim("A", "s", "v", "src", "stat", "rule", measure, source=SRC)], {}, min_seeds=3)[0]
     assert row["verdict"] == "inconclusive" and "at least 5 are needed" in row["note"]
 
 
@@ -119,8 +148,8 @@ def test_difference_at_a_floor_is_inconclusive_not_a_verdict():
     def one_learned(_):
         return [difference("a minus b", zeros, learned, floor=0.0)]
 
-    rows = evaluate([Claim("F-1", "s", "v", "src", "stat", "CI > 0", both_at_floor),
-                     Claim("F-2", "s", "v", "src", "stat", "CI > 0", one_learned)], {})
+    rows = evaluate([Claim("F-1", "s", "v", "src", "stat", "CI > 0", both_at_floor, source=SRC),
+                     Claim("F-2", "s", "v", "src", "stat", "CI > 0", one_learned, source=SRC)], {})
     assert rows[0]["verdict"] == "inconclusive" and "floor" in rows[0]["note"]
     assert rows[1]["verdict"] == "not replicated" and rows[1]["note"] == ""
 
@@ -133,7 +162,7 @@ def test_rows_are_strict_json_also_with_one_seed_or_no_statistic(tmp_path):
         empty.no_evidence = "too few settings"
         return [Part("one seed", {0: 0.3}, 0.0), empty]
 
-    row = evaluate([Claim("J", "s", "v", "src", "stat", "rule", measure)], {}, min_seeds=1)[0]
+    row = evaluate([Claim("J", "s", "v", "src", "stat", "rule", measure, source=SRC)], {}, min_seeds=1)[0]
     write_scorecard(str(tmp_path / "card.json"), "p", "t", "smoke", None, [0], [row], {})
     write_json(tmp_path / "c.json", row)  # allow_nan=False: NaN would raise
     one, empty = read_json(tmp_path / "c.json")["parts"]

@@ -1,5 +1,6 @@
 import math
 
+import numpy as np
 import pandas as pd
 import pytest
 import torch
@@ -180,7 +181,7 @@ def small_config(**over) -> dict:
     cfg = {**CFG, "stream": "pmnist", "permuted_fraction": 1.0, "main_width": 64,
            "width_sweep": {"widths": [32, 64], "gamma0": 1.0},
            "gamma_sweep": {"widths": [32, 64], "gammas": [0.3, 1.0, 3.0]},
-           "similarity": {"permuted_fractions": [1.0, 0.1]}, "cl2_tolerance": 0.05}
+           "similarity": {"permuted_fractions": [1.0, 0.1]}, "cl2_tolerance": 0.05, "cl5_tolerance": 0.2}
     return {**cfg, **over}
 
 
@@ -277,8 +278,10 @@ def test_claims_from_synthetic_results():
     rows = evaluate(an.claims(cl.experiment_runs(cfg), cfg), {"items": synthetic_items()}, cfg=cfg)
     verdicts = {r["id"]: r["verdict"] for r in rows}
     assert verdicts == {"CL-1": "replicated", "CL-2": "replicated", "CL-3": "replicated",
-                        "CL-4": "replicated", "CL-5": "not replicated"}
-    with pytest.raises(MissingResult, match="claim CL-4: missing 'joint_pmnist100_mup_N64_gsweep'"):
+                        "CL-4": "replicated", "CL-5": "not replicated", "CL-6": "replicated",
+                        "CL-7": "replicated"}
+    assert [r["id"] for r in rows if r["kind"] == "hypothesis"] == ["CL-7"]
+    with pytest.raises(MissingResult, match="claim CL-7: missing 'joint_pmnist100_mup_N64_gsweep'"):
         evaluate(an.claims(cl.experiment_runs(cfg), cfg),
                  {"items": synthetic_items()[lambda d: ~d["run"].str.startswith("joint")]}, cfg=cfg)
 
@@ -295,10 +298,10 @@ def test_settings_where_training_broke_down_are_left_out():
     assert part["mean"] == pytest.approx(0.1 * 3.0 - 0.1 * 0.1)  # CF(3) - CF(0.1): 10 is gone
     joint = items["run"].str.startswith("joint") & (items["gamma0"] == 0.1)
     items.loc[joint & (items["seed"] == 0), "AA"] = 0.12  # joint training failed at gamma0 = 0.1
-    cl4 = next(r for r in evaluate(an.claims(cl.experiment_runs(cfg), cfg), {"items": items}, cfg=cfg)
-               if r["id"] == "CL-4")
-    assert "joint_pmnist100_mup_N64_gsweep: gamma0=0.1 left out" in cl4["parts"][0]["label"]
-    assert "gamma0=0.3 left out" not in cl4["parts"][0]["label"]
+    cl7 = next(r for r in evaluate(an.claims(cl.experiment_runs(cfg), cfg), {"items": items}, cfg=cfg)
+               if r["id"] == "CL-7")
+    assert "joint_pmnist100_mup_N64_gsweep: gamma0=0.1 left out" in cl7["parts"][0]["label"]
+    assert "gamma0=0.3 left out" not in cl7["parts"][0]["label"]
     items.loc[items["run"] == "seq_pmnist100_mup_N64_gsweep", "LA"] = 0.1  # nothing learned
     cl3 = next(r for r in evaluate(an.claims(cl.experiment_runs(cfg), cfg), {"items": items}, cfg=cfg)
                if r["id"] == "CL-3")
@@ -314,6 +317,42 @@ def test_transfer_with_an_optimum_at_the_grid_edge_is_no_evidence():
     cl5 = next(r for r in evaluate(an.claims(cl.experiment_runs(cfg), cfg), {"items": items}, cfg=cfg)
                if r["id"] == "CL-5")
     assert cl5["verdict"] == "inconclusive" and "end of the gamma0 grid" in cl5["note"]
+
+
+def _shifted_optima(shift_decades: float, rng_seed: int = 0) -> pd.DataFrame:
+    """Smooth AA curves peaked at gamma0 = 0.5 for N=32 and 0.5 * 10**shift for N=64, with seed noise."""
+    items = synthetic_items()
+    rng = np.random.default_rng(rng_seed)
+    for n, peak in ((32, math.log10(0.5)), (64, math.log10(0.5) + shift_decades)):
+        run = items["run"] == f"seq_pmnist100_mup_N{n}_gsweep"
+        lg = np.log10(items.loc[run, "gamma0"].astype(float))
+        items.loc[run, "AA"] = 0.9 - 0.05 * (lg - peak) ** 2 + rng.normal(0, 0.002, int(run.sum()))
+    return items
+
+
+def test_cl5_fails_when_the_optimum_moves_one_grid_step_in_every_seed():
+    """The old CL-5 took the widest grid gap (0.523 decades) as its tolerance, so an optimum one grid step
+    (0.477 decades) away in every seed gave an interval of [0.477, 0.477] and "replicated"."""
+    cfg = _claims_config()
+    rows = {r["id"]: r for r in evaluate(an.claims(cl.experiment_runs(cfg), cfg),
+                                         {"items": _shifted_optima(math.log10(3.0))}, cfg=cfg)}
+    assert rows["CL-5"]["verdict"] == "not replicated"
+    same = {r["id"]: r for r in evaluate(an.claims(cl.experiment_runs(cfg), cfg),
+                                         {"items": _shifted_optima(0.0)}, cfg=cfg)}
+    assert same["CL-5"]["verdict"] == "replicated"
+    assert abs(same["CL-5"]["parts"][0]["mean"]) < 0.05
+
+
+def test_interpolated_optimum_is_continuous_and_none_at_an_edge():
+    curve = {g: -(math.log10(g) - math.log10(0.7)) ** 2 for g in GRID}
+    assert an.interpolated_optimum(curve) == pytest.approx(math.log10(0.7))
+    assert an.interpolated_optimum({g: g for g in GRID}) is None
+
+
+def test_a_cl5_margin_as_wide_as_a_grid_step_is_a_config_error():
+    errors = cl.config_errors({**small_config(), "n_train": None, "n_test": None, "cl5_tolerance": 0.5,
+                               "gamma_sweep": {"widths": [32, 64], "gammas": [0.1, 0.3, 1.0]}})
+    assert any("cl5_tolerance" in e and "grid step" in e for e in errors)
 
 
 def test_optimal_gamma_and_grid_step():

@@ -22,3 +22,28 @@ def per_seed(df: pd.DataFrame, run: str, column: str) -> dict[int, float]:
 def seed_diff(a: dict[int, float], b: dict[int, float]) -> dict[int, float]:
     """a[seed] - b[seed] over the seeds both have (seeds pair initialisation and data)."""
     return {s: a[s] - b[s] for s in sorted(set(a) & set(b))}
+
+
+def cross_fit_choice(values: dict[int, dict], best=max) -> dict[int, object]:
+    """Per seed, the option (a stage, a gamma0, a temperature ...) that is `best` on the mean over the
+    *other* seeds: {seed: option}.
+
+    Choosing the best of several noisy values and scoring it on the same seed is biased towards an
+    effect (the maximum of noise is positive). Scoring a held-out half of the same seed's test set
+    does not remove that bias: the network's own noise is shared by both halves. An option chosen on
+    the other seeds is independent of this seed's noise, so its score here is unbiased.
+    Ties go to the first option in sorted order. Options missing in any seed are not chosen.
+    With fewer than two seeds there is nothing to choose on: {}.
+    """
+    seeds = sorted(values)
+    if len(seeds) < 2:  # nothing to choose on: the caller's part then carries no evidence
+        return {}
+    options = sorted(set.intersection(*(set(values[s]) for s in seeds)))
+    if not options:
+        raise KeyError("no option that every seed has")
+    out = {}
+    for s in seeds:
+        others = [o for o in seeds if o != s]
+        mean = {opt: sum(values[o][opt] for o in others) / len(others) for opt in options}
+        out[s] = best(options, key=lambda opt, m=mean: m[opt])
+    return out

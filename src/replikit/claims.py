@@ -12,10 +12,20 @@ between two conditions of the same seed) and a threshold with a direction. Two v
 - *magnitude*: where the paper states a number for the statistic, whether our interval contains it
   (`consistent`), lies wholly below it (`smaller`) or above it (`larger`); `no paper number` else.
 
-Each claim also gets a *fidelity* label (`faithful` or `proxy`) with the deviations of this run's
-settings from `config/paper.yaml` that concern it (replikit.fidelity). A run or metric a claim
-needs but cannot find is a bug (`MissingResult`), unless the claim declares itself not measurable
-for the configuration at hand.
+Each claim also gets a *fidelity* label with the deviations of this run's settings from
+`config/paper.yaml` that concern it, plus the departures `config/paper.yaml` itself makes from the
+paper (declared by the paper, with reasons; replikit.fidelity): `faithful`, `proxy` (any deviation
+or departure), `unverified` (no deviation, but settings that were never checked against the paper
+text) or `preflight` (the budget-cut pipeline check, inconclusive by design). Magnitude is compared
+only where fidelity is `faithful`; elsewhere the paper's number is "not comparable".
+
+Every claim carries its `source`: the paper's sentence it tests, verbatim, and where it stands. Its
+`kind` is `paper` when that sentence states the claim in the same direction, `hypothesis` when the
+claim is our reading beyond the text: hypotheses are judged by the same rule but reported apart,
+never counted as replications of a paper.
+
+A run or metric a claim needs but cannot find is a bug (`MissingResult`), unless the claim
+declares itself not measurable for the configuration at hand.
 """
 
 from __future__ import annotations
@@ -27,7 +37,10 @@ from .fidelity import claim_deviations, deviations
 from .stats import min_seeds_for, sign_flip_pvalue, t_interval
 
 VERDICTS = ("replicated", "not replicated", "inconclusive")
-MAGNITUDES = ("consistent", "smaller", "larger", "inconclusive", "no paper number")
+MAGNITUDES = ("consistent", "smaller", "larger", "inconclusive", "no paper number")  # + not_comparable(...)
+KINDS = ("paper", "hypothesis")
+FIDELITIES = ("faithful", "unverified", "proxy", "preflight")
+PREFLIGHT = "preflight"  # the scale whose rows are a pipeline check, inconclusive by design
 
 
 class MissingResult(KeyError):
@@ -105,14 +118,37 @@ def difference(label: str, a: dict[int, float], b: dict[int, float], threshold: 
     return part
 
 
+def cross_fitted(part: Part) -> Part:
+    """A part whose statistic rests on a choice made on the other seeds (aggregate.cross_fit_choice):
+    with a single seed there is nothing to choose on, so it carries no evidence."""
+    if not part.per_seed:
+        part.no_evidence = f"{part.label}: the choice is made on the other seeds, and there is only one"
+    return part
+
+
+@dataclass(frozen=True)
+class Source:
+    """The sentence a claim tests, verbatim, and where it stands.
+
+    `quote` must appear word for word in `where` (for abstracts: `../shared/papers/`, checked by
+    tests/test_claim_sources.py). `abstract_only`: the paper's full text was not available, so the
+    claim rests on the abstract alone."""
+
+    quote: str
+    where: str  # e.g. "Noci et al., NeurIPS 2021 (arXiv 2106.06596), abstract"
+    abstract_only: bool = True
+
+
 @dataclass(frozen=True)
 class Claim:
     """A paper claim and how it is measured. `measure` maps aggregated results to parts.
 
-    `uses`: the config keys of the experiments this claim reads (deviations of other experiments'
-    keys do not make it a proxy). `not_measurable(cfg)` returns why the configuration cannot test
-    the claim (e.g. the task is not run at this scale), or "" when it can. `caveat`: a known
-    confound of the operationalization, printed beside the verdict.
+    `source`: the sentence it tests; `kind`: "paper" when that sentence states the claim in the
+    same direction, "hypothesis" when the claim is our reading beyond it (`reading` says which part
+    is ours). `uses`: the config keys of the experiments this claim reads (deviations of other
+    experiments' keys do not make it a proxy). `not_measurable(cfg)` returns why the configuration
+    cannot test the claim (e.g. the task is not run at this scale), or "" when it can. `caveat`: a
+    known confound of the operationalization, printed beside the verdict.
     """
 
     id: str
@@ -122,9 +158,21 @@ class Claim:
     statistic: str
     rule: str
     measure: Callable[[dict], list[Part]] = field(repr=False)
+    source: Source | None = None
+    kind: str = "paper"
+    reading: str = ""
     uses: tuple[str, ...] = ()
     not_measurable: Callable[[dict], str] | None = field(default=None, repr=False)
     caveat: str = ""
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"claim {self.id}: kind must be one of {KINDS}, not {self.kind!r}")
+        if self.source is None or not self.source.quote.strip():
+            raise ValueError(f"claim {self.id}: every claim quotes the sentence it tests "
+                             "(source=Source(...))")
+        if self.kind == "hypothesis" and not self.reading:
+            raise ValueError(f"claim {self.id}: a hypothesis says what in it is our reading (reading=...)")
 
 
 def _json_ready(part: dict) -> dict:
@@ -148,10 +196,36 @@ def combine_magnitudes(magnitudes: list[str]) -> str:
     return stated[0] if len(stated) == 1 else "mixed (" + ", ".join(stated) + ")"
 
 
+def not_comparable(fidelity: str) -> str:
+    """The magnitude of a part whose paper number comes from settings other than ours."""
+    return f"not comparable ({fidelity})"
+
+
+def fidelity_label(devs: list[dict], unverified: list[str], preflight: bool) -> str:
+    """`preflight` for the budget-cut check; else `proxy` with any deviation or departure; else
+    `unverified` when a setting the claim uses was never checked against the paper; else `faithful`."""
+    if preflight:
+        return "preflight"
+    return "proxy" if devs else "unverified" if unverified else "faithful"
+
+
+def claim_fidelity(claim: Claim, experiment_keys: set[str], deviations: list[dict], unverified: list[str],
+                   preflight: bool = False) -> tuple[str, list[dict], list[str]]:
+    """A claim's fidelity label, the deviations that concern it and its unverified settings (those
+    of shared keys and of the experiments it reads, not of other claims' experiments)."""
+    devs = claim_deviations(deviations, experiment_keys, claim.uses)
+    unchecked = [d["key"] for d in claim_deviations([{"key": k} for k in unverified], experiment_keys,
+                                                    claim.uses)]
+    return fidelity_label(devs, unchecked, preflight), devs, unchecked
+
+
 def evaluate(claims: list[Claim], results: dict, level: float = 0.90, min_seeds: int = 5,
-             cfg: dict | None = None, deviations: list[dict] | None = None) -> list[dict]:
+             cfg: dict | None = None, deviations: list[dict] | None = None,
+             unverified: list[str] | None = None, preflight: bool = False) -> list[dict]:
     """Measure and judge every claim. `cfg` is the paper's config (for `not_measurable`);
-    `deviations` are this run's deviations from the paper's settings (replikit.fidelity)."""
+    `deviations` are this run's deviations from the paper's settings and the departures the paper
+    settings themselves make (replikit.fidelity); `unverified` the settings never checked against
+    the paper text; `preflight` marks the budget-cut pipeline check (every row inconclusive)."""
     experiment_keys = {k for c in claims for k in c.uses}
     rows = []
     for claim in claims:
@@ -172,12 +246,22 @@ def evaluate(claims: list[Claim], results: dict, level: float = 0.90, min_seeds:
         if parts and n_seeds < needed:
             notes.append(f"{n_seeds} seed(s): at least {needed} are needed for a verdict at "
                          f"one-sided level {(1 - level) / 2:g}")
-        devs = claim_deviations(deviations or [], experiment_keys, claim.uses)
+        fidelity, devs, unchecked = claim_fidelity(claim, experiment_keys, deviations or [], unverified or [],
+                                                   preflight)
+        if fidelity != "faithful":  # a number from another setting says nothing about this one's size
+            for p in parts:
+                if p.paper_value is not None and p.magnitude != "inconclusive":
+                    p.magnitude = not_comparable(fidelity)
+        if preflight:
+            for p in parts:
+                p.verdict = "inconclusive"
+            notes.insert(0, "preflight: the papers' settings with budgets cut, to check the pipeline; "
+                            "inconclusive by design")
         row = {k: v for k, v in asdict(claim).items() if k not in ("measure", "not_measurable")}
         row.update(
             verdict=combine([p.verdict for p in parts]) if parts else "inconclusive",
             magnitude=combine_magnitudes([p.magnitude for p in parts]) if parts else "not measured",
-            fidelity="proxy" if devs else "faithful", deviations=devs,
+            fidelity=fidelity, deviations=devs, unverified=unchecked,
             measurable=not reason, n_seeds=n_seeds, ci_level=level, note="; ".join(notes),
             parts=[_json_ready(asdict(p)) for p in parts],
         )
@@ -186,11 +270,15 @@ def evaluate(claims: list[Claim], results: dict, level: float = 0.90, min_seeds:
 
 
 def judge(claims: list[Claim], results: dict, cfg: dict, stats: dict, paper: dict, seeds: list[int],
-          subset: bool = False) -> list[dict]:
+          subset: bool = False, scale: str = "") -> list[dict]:
     """`evaluate` with this run's settings (`cfg`, `seeds`, the data's `subset` flag) compared with
-    the paper's own (`paper`: {"cfg": its config section, "seeds": its seeds})."""
-    devs = deviations(cfg, paper["cfg"], list(seeds), paper["seeds"], subset)
-    return evaluate(claims, results, stats["ci_level"], stats["min_seeds"], cfg, devs)
+    the paper's own (`paper`: {"cfg": its config section, "seeds": its seeds, and what the paper
+    declares: "departures" of its own settings from the paper, "unverified" settings, "figure_only"
+    settings that no statistic reads})."""
+    devs = deviations(cfg, paper["cfg"], list(seeds), paper["seeds"], subset, paper.get("figure_only", ()))
+    devs += [dict(d) for d in paper.get("departures", ())]
+    return evaluate(claims, results, stats["ci_level"], stats["min_seeds"], cfg, devs,
+                    list(paper.get("unverified", ())), preflight=scale == PREFLIGHT)
 
 
 def write_scorecard(path: str, paper: str, title: str, scale: str, manifest: dict | None,
@@ -210,6 +298,6 @@ def write_scorecard(path: str, paper: str, title: str, scale: str, manifest: dic
     }
     write_json(path, card)
     for r in rows:
-        print(r["id"], r["verdict"], r["magnitude"], r["fidelity"],
+        print(r["id"], r["kind"], r["verdict"], r["magnitude"], r["fidelity"],
               [(p["label"], p["mean"] if p["mean"] is None else round(p["mean"], 4)) for p in r["parts"]])
     return card

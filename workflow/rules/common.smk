@@ -20,7 +20,10 @@ PAPERS = [get(name) for name in config["papers"]]
 RULE_PREFIXES = rule_prefixes()
 # The papers' own settings: every scorecard row lists how this run departs from them.
 PAPER_CONFIG = load_config(ROOT / "config/paper.yaml", ROOT / "workflow/schemas/config.schema.yaml")
-PAPER_SETTINGS = {p: paper_settings(PAPER_CONFIG, p) for p in registry()}
+PAPER_SETTINGS = {
+    name: paper_settings(PAPER_CONFIG, name, p.departures, p.unverified, p.figure_only)
+    for name, p in registry().items()
+}
 TARGETS = [t for paper in PAPERS for t in paper.targets()]
 CLAIMS = [f"{paper.results}/claims.json" for paper in PAPERS]
 FIGURES = [t for t in TARGETS if t.endswith(".png")]

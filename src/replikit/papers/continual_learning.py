@@ -22,6 +22,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 
@@ -316,6 +317,11 @@ def config_errors(c: dict) -> list[str]:
         if used != p:
             errors.append(f"config key '{key}': {p} is not a whole percentage of the pixels (run names "
                           f"hold whole percents, so it would run as {used}); use e.g. {used}")
+    steps = np.diff(np.log10(sorted(c["gamma_sweep"]["gammas"])))
+    if steps.size and c["cl5_tolerance"] >= steps.min():
+        errors.append(f"config key 'continual_learning.cl5_tolerance' is {c['cl5_tolerance']} decades, "
+                      f"not smaller than the smallest gamma0 grid step ({steps.min():.3f} decades), so an "
+                      "optimum that moves one grid step could pass CL-5; use a smaller margin")
     gammas = [("continual_learning.gamma_sweep.gammas", g) for g in c["gamma_sweep"]["gammas"]]
     for key, g in gammas + [("continual_learning.width_sweep.gamma0", c["width_sweep"]["gamma0"])]:
         text = f"{g:g}"

@@ -25,6 +25,7 @@ from typing import Any
 import pandas as pd
 
 from ..claims import Claim, judge, write_scorecard
+from ..fidelity import Departure
 from ..io import read_json
 from ..provenance import record, write_figure_record
 
@@ -133,6 +134,11 @@ class Paper:
     claim_reads: dict[str, str | None] = field(default_factory=lambda: {"metrics": None})
     dataset: Callable[[dict, str | None], str | None] = lambda cfg, figure: None  # manifest to cite
     config_errors: Callable[[dict], list[str]] = lambda cfg: []  # constraints the schema cannot express
+    # Fidelity (replikit.fidelity): where config/paper.yaml itself departs from the paper (every row a
+    # proxy), settings never checked against the paper text, and settings no claim statistic reads.
+    departures: tuple[Departure, ...] = ()
+    unverified: tuple[str, ...] = ()
+    figure_only: tuple[str, ...] = ()
 
     @classmethod
     def declare(cls, module: Any, **fields: Any) -> Paper:
@@ -268,7 +274,8 @@ def score_claims(sm: Any) -> None:
     files = {kind: list(sm.input[kind]) for kind in paper.claim_reads}
     manifest = read_json(sm.input.manifest) if "manifest" in sm.input.keys() else None
     rows = judge(paper.claims(paper.experiments(cfg), cfg), paper.load_results(files), cfg,
-                 sm.params.stats, sm.params.settings, seeds, bool(manifest and manifest.get("subset", False)))
+                 sm.params.stats, sm.params.settings, seeds, bool(manifest and manifest.get("subset", False)),
+                 sm.params.scale)
     devices = [read_json(p)["device"] for p in files["metrics"]]
     write_scorecard(sm.output[0], paper.name, paper.title, sm.params.scale, manifest, seeds, rows,
                     record(sm.rule, _source(paper.claims), cfg, devices))

@@ -9,7 +9,8 @@ import pandas as pd
 
 from .. import plotting
 from ..aggregate import final_rows, per_seed
-from ..claims import Claim, Part, difference
+from ..claims import Claim, Part, Source, difference
+from ..fidelity import Departure
 from ..io import read_json
 from ..plotting import sns
 from . import latent_lookahead as ll
@@ -19,6 +20,19 @@ from .latent_lookahead import RunSpec
 pl = ll.pl  # the planning tasks: tokens, parsers, verifiers
 
 SOURCE = "arXiv 2603.20219 (OpenReview version), Table 1"
+WHERE = "Noci et al., 2026 (arXiv 2603.20219), abstract"
+OUTPERFORMS = Source(
+    "We show that latent lookahead substantially outperforms both autoregressive and non-autoregressive "
+    "baselines on planning tasks such as maze solving, Sudoku, and ProsQA, where foresight is essential.",
+    WHERE)
+COMPUTE = Source(
+    "Furthermore, the compute allocation across tokens is uniform; every token is formed based on a single "
+    "forward-pass, potentially limiting the model's expressiveness in cases where difficult tokens require "
+    "inherently more compute.", WHERE)
+LOOKAHEAD = Source(
+    'Towards addressing these limitations, we introduce latent lookahead, a training strategy that enables '
+    'models to "think" before generating: at selected positions in the sequence, before committing to the '
+    "next token, the model performs a multi-step lookahead in latent space.", WHERE)
 # Exact match at or below this in every seed of both arms = neither learned the task: no evidence.
 FLOOR = 0.0
 # Exact match (%) in the paper's Table 1: lookahead / pause / NTP.
@@ -270,8 +284,8 @@ def _gain(task: str, other: str) -> float:
     return (PAPER_TABLE[task]["lookahead"] - PAPER_TABLE[task][other]) / 100
 
 
-def claims(runs: dict[str, list[RunSpec]]) -> list[Claim]:
-    """LL-1..LL-6 for the run names of this configuration."""
+def claims(runs: dict[str, list[RunSpec]], margin: float) -> list[Claim]:
+    """LL-1..LL-6 for the run names of this configuration; `margin`: LL-3's non-inferiority margin."""
     main = runs["accuracy_table"]
     others = [t for t in ("sudoku9", "maze", "prosqa") if any(s.task == t for s in main)]
 
@@ -293,8 +307,10 @@ def claims(runs: dict[str, list[RunSpec]]) -> list[Claim]:
                       r["final"])]
 
     def ll3(r: dict) -> list[Part]:
-        return [ll_vs(f"{TASK_LABELS[t]}: lookahead minus NTP exact match", t, "ntp", r["final"])
-                for t in others]
+        f = r["final"]
+        return [difference(f"{TASK_LABELS[t]}: lookahead minus NTP exact match > -{margin:g}",
+                           exact_match(f, find(t, "lookahead")), exact_match(f, find(t, "ntp")),
+                           threshold=-margin, floor=FLOOR, paper_value=_gain(t, "ntp")) for t in others]
 
     def ll6(r: dict) -> list[Part]:
         return [ll_vs(f"{TASK_LABELS[t]}: lookahead minus pause exact match (same tau)", t, "pause",
@@ -322,27 +338,34 @@ def claims(runs: dict[str, list[RunSpec]]) -> list[Claim]:
     ts, ab = runs["tau_scaling"][0].task, runs["ablation_mask"][0].task
     return [
         Claim("LL-1", "On 4x4 Sudoku latent lookahead beats next-token prediction.",
-              "93.5 vs 78.0 (+15.5 points)", SOURCE, stat, "CI > 0", ll1,
+              "93.5 vs 78.0 (+15.5 points)", SOURCE, stat, "CI > 0", ll1, source=OUTPERFORMS,
               uses=("data.sudoku4", "training.sudoku4")),
         Claim("LL-2", "On 4x4 Sudoku latent lookahead beats pause tokens at equal tau.",
-              "93.5 vs 86.0 (+7.5 points)", SOURCE, stat, "CI > 0", ll2,
+              "93.5 vs 86.0 (+7.5 points)", SOURCE, stat, "CI > 0", ll2, source=OUTPERFORMS,
               uses=("data.sudoku4", "training.sudoku4")),
-        Claim("LL-3", "On 9x9 Sudoku, mazes and ProsQA lookahead is at least as good as NTP (judged "
-              "as: beats it; every task run is a part).",
-              "+23.0 (9x9), +3.0 (maze), +11.3 (ProsQA) points", SOURCE, stat, "every part's CI > 0", ll3,
-              uses=per_task, not_measurable=_other_tasks),
+        Claim("LL-3", "On 9x9 Sudoku, mazes and ProsQA lookahead is at least as good as NTP (non-inferior "
+              f"within {margin:g} exact match; every task run is a part).",
+              "+23.0 (9x9), +3.0 (maze), +11.3 (ProsQA) points", SOURCE, stat,
+              f"non-inferiority: every part's CI > -{margin:g} (ll3_margin, declared in the config before "
+              "any run); a weaker reading of 'substantially outperforms', in the same direction", ll3,
+              source=OUTPERFORMS, uses=per_task + ("ll3_margin",), not_measurable=_other_tasks),
         Claim("LL-4", "Accuracy rises with the number of latent steps tau (the paper shows it on 9x9 "
               "Sudoku).", "rises from tau=2 to tau=70 on 9x9 Sudoku (qualitative; figure values not "
               "verified offline)", "arXiv 2603.20219, tau-scaling figure",
               "paired difference, largest minus smallest tau, on the tau-scaling task", "CI > 0", ll4,
+              source=COMPUTE, kind="hypothesis",
+              reading="that more latent steps give higher accuracy: the abstract motivates spending more "
+              "compute on difficult tokens; the tau-scaling figure that shows it is not available offline",
               uses=("tau_scaling", f"data.{ts}", f"training.{ts}")),
         Claim("LL-5", "Bidirectional attention among the latents of a thought beats causal attention.",
               "bidirectional better (qualitative; exact values not verified offline)",
-              "arXiv 2603.20219, attention ablation", stat, "CI > 0", ll5,
-              uses=("ablation", f"data.{ab}", f"training.{ab}")),
+              "arXiv 2603.20219, attention ablation", stat, "CI > 0", ll5, source=LOOKAHEAD,
+              kind="hypothesis",
+              reading="the attention mask among latents is not in the abstract; the ablation reported in the "
+              "paper body is not available offline", uses=("ablation", f"data.{ab}", f"training.{ab}")),
         Claim("LL-6", "Lookahead beats pause tokens on every task, not only 4x4 Sudoku.",
               "+23.0 (9x9), +2.0 (maze), +9.3 (ProsQA) points over pause", SOURCE, stat,
-              "every part's CI > 0", ll6, uses=per_task, not_measurable=_other_tasks),
+              "every part's CI > 0", ll6, source=OUTPERFORMS, uses=per_task, not_measurable=_other_tasks),
     ]
 
 
@@ -381,6 +404,13 @@ SPEC = Paper.declare(
     figures=figures_of(CAPTIONS, FIGURE_FUNCS, takes_subset=False,
                        frames={**{n: "final" for n in CAPTIONS}, "training_curves": "history",
                                "maze_example": "examples", "sudoku9_example": "examples"}),
-    claims=lambda runs, cfg: claims(runs),
+    claims=lambda runs, cfg: claims(runs, cfg["ll3_margin"]),
     load_results=load_results,
+    departures=(
+        Departure("training.sudoku9.tau", "answer length = 89 tokens (81 digits + 8 row separators)", "70",
+                  "our 9x9 serialization adds row separators"),
+        Departure("data.prosqa", "ProsQA-style graphs from our own documented generator", "ProsQA (Coconut's "
+                  "split)", "Coconut's training split is not available offline"),
+    ),
+    unverified=("tau_scaling",),  # the grid's interior taus are ours
 )

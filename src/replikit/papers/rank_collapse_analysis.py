@@ -8,7 +8,8 @@ import numpy as np
 import pandas as pd
 
 from .. import plotting
-from ..claims import Claim, Part
+from ..claims import Claim, Part, Source
+from ..fidelity import Departure
 from ..io import read_json
 from ..plotting import sns
 from . import rank_collapse as rc
@@ -17,6 +18,20 @@ from .rank_collapse import RunSpec, base_d_k
 
 SOURCE = "arXiv 2206.03126 (NeurIPS 2022)"
 QUAL = "qualitative; the paper's numbers were not verified offline"
+WHERE = "Noci et al., NeurIPS 2022 (arXiv 2206.03126), abstract"
+COLLAPSE = Source(
+    "Nevertheless, it has been recently shown that stacking self-attention layers - the distinctive "
+    "architectural component of Transformers - can result in rank collapse of the tokens' representations "
+    "at initialization.", WHERE)
+VANISH = Source(
+    "First, we show that rank collapse of the tokens' representations hinders training by causing the "
+    "gradients of the queries and keys to vanish at initialization.", WHERE)
+PREVENT = Source(
+    "Furthermore, we provide a thorough description of the origin of rank collapse and discuss how to "
+    "prevent it via an appropriate depth-dependent scaling of the residual branches.", WHERE)
+DISPROPORTIONATE = Source(
+    "Finally, our analysis unveils that specific architectural hyperparameters affect the gradients of "
+    "queries and values differently, leading to disproportionate gradient norms.", WHERE)
 LEARNED = 0.5  # an arm learned the task when its final accuracy is at least halfway from the baseline to 1
 
 
@@ -276,13 +291,13 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
               + ")", SOURCE + ", Sec. 1 (Fig. 1) and Sec. 4",
               f"per seed, alpha=1: last-layer token cosine similarity at L={hi} minus at L={lo}, and stable "
               f"rank at L={lo} minus at L={hi}" + where,
-              "both CIs > 0", rc1, uses=("init",)),
+              "both CIs > 0", rc1, source=COLLAPSE, uses=("init",)),
         Claim("RC-2", "In the collapsing architecture the gradients of queries and keys at initialization "
               "are far below those of the values, and shrink relative to them with depth.",
               "query/key gradients vanish under rank collapse (" + QUAL + ")", SOURCE + ", Sec. 3",
               f"per seed, alpha=1: log10 ratio of the layer-averaged gradient norms of W_Q (and W_K) to W_V "
               f"at L={hi}, and its change from L={lo} to L={hi}" + where,
-              "all three CIs < 0", rc2, uses=("init",),
+              "all three CIs < 0", rc2, source=VANISH, uses=("init",),
               caveat="Q/V < 1 holds at any depth once tokens are correlated (the value gradient carries the "
               "tokens' mean, which grows with n times their correlation), so the depth change is the part "
               "that speaks to collapse"),
@@ -292,7 +307,8 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
               SOURCE + ", Sec. 4",
               f"per seed at L={hi}, same initial weights and data: token similarity with alpha=1/sqrt(L) "
               "minus with alpha=1, and the same difference of log10 |grad W_Q| / |grad W_V|" + where,
-              "similarity difference CI < 0 and gradient-ratio difference CI > 0", rc3, uses=("init",)),
+              "similarity difference CI < 0 and gradient-ratio difference CI > 0", rc3, source=PREVENT,
+              uses=("init",)),
         Claim("RC-4", "The query/value gradient ratio depends on the key dimension d_k: with larger d_k the "
               "queries get relatively smaller gradients than the values.",
               "architectural hyperparameters such as d_k affect query and value gradients "
@@ -301,7 +317,9 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
               SOURCE + ", Sec. 3 (abstract: 'disproportionate gradient norms')",
               f"per seed: least-squares slope of log10 |grad W_Q| / |grad W_V| against log10 d_k over d_k in "
               f"{[s.d_k for s in sweep]}, averaged over depths {lo}..{hi}, {sweep[0].label}" + where,
-              "CI < 0", rc4, uses=("init", "dk_sweep"),
+              "CI < 0", rc4, source=DISPROPORTIONATE, kind="hypothesis",
+              reading="that d_k is such a hyperparameter, and the direction (larger d_k, relatively smaller "
+              "query gradients): the abstract names neither", uses=("init", "dk_sweep"),
               caveat="at the 1/sqrt(fan-in) initialization used here a leading-order (uniform-attention) "
               "calculation predicts no d_k dependence: the d_k key coordinates that add up in the query "
               "gradient cancel the 1/d_k of the squared 1/sqrt(d_k) temperature; d_v is held fixed"),
@@ -313,7 +331,7 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
               f"({tc['optimizer']}, lr {tc['lr']}), alpha=1 minus alpha=1/sqrt(L), "
               f"L={train['1'].depth}, same initial weights and data; task: sequence reversal" + where,
               f"CI > 0; no evidence when neither arm reaches {bar:.2f} held-out accuracy in any seed", rc5,
-              uses=("training",)),
+              source=VANISH, uses=("training",)),
     ]
 
 
@@ -322,4 +340,10 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
 SPEC = Paper.one_table(
     rc, "rows", load_results, CAPTIONS, FIGURE_FUNCS, prefix="rc", arxiv="2206.03126", claims=claims,
     title="Signal propagation in transformers: theoretical perspectives and the role of rank collapse "
-    "(Noci, Anagnostidis, Biggio et al., NeurIPS 2022)")
+    "(Noci, Anagnostidis, Biggio et al., NeurIPS 2022)",
+    departures=(Departure(
+        "data", "synthetic Zipf-distributed token sequences generated from the seed; sequence reversal for "
+        "the training run", "IWSLT'14 German-English translation (as we believe)",
+        "no dataset download offline; the paper's data and task were not checked against its text"),),
+    unverified=("model", "init", "dk_sweep", "training"),
+    figure_only=("extra_norms",))
