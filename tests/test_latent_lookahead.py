@@ -330,14 +330,16 @@ def test_claims_from_synthetic_results():
     assert {k for k, r in rows.items() if r["kind"] == "hypothesis"} == {"LL-4", "LL-5"}
     # LL-3 is non-inferiority: two points below NTP, well inside the 5-point margin, passes
     close = good.copy()
-    close.loc[close.run == "prosqa_lookahead_tauA_bidir", "exact_match"] = [0.48, 0.49, 0.47, 0.48, 0.49]
+    close.loc[close.run == "prosqa_lookahead_tauA_bidir", "exact_match"] = [0.48, 0.49, 0.47, 0.48,
+                                                                             0.49]
     ll3 = {r["id"]: r for r in evaluate(an.claims(runs, 0.05), {"final": close}, cfg=CFG)}["LL-3"]
     assert ll3["verdict"] == "replicated" and ll3["parts"][0]["threshold"] == -0.05
     assert {r["id"]: r for r in evaluate(an.claims(runs, 0.01), {"final": close}, cfg=CFG)}["LL-3"][
         "verdict"] != "replicated"  # the margin decides, so it is fixed in the config before any run
     # a configuration without the other tasks declares LL-3 and LL-6 not measurable
     small = {**CFG, "tasks": ["sudoku4"]}
-    rows = {r["id"]: r for r in evaluate(an.claims(ll.experiment_runs(small), 0.05), {"final": good}, cfg=small)}
+    rows = {r["id"]: r for r in evaluate(an.claims(ll.experiment_runs(small), 0.05), {"final": good},
+                                         cfg=small)}
     assert rows["LL-3"]["note"].startswith("not measurable") and rows["LL-6"]["measurable"] is False
     # a run the configuration asks for but the results lack is an error naming it
     with pytest.raises(MissingResult, match="claim LL-1: missing 'sudoku4_ntp'"):

@@ -24,12 +24,15 @@ def test_report_renders_scorecard_figures_and_provenance(root, tmp_path):
              "statistic": "s", "rule": "CI > 0", "verdict": "not replicated", "magnitude": "smaller",
              "fidelity": "proxy", "deviations": [{"key": "model.width", "ours": 8, "paper": 64}],
              "measurable": True, "caveat": "a confound", "n_seeds": 3, "ci_level": 0.9, "note": "",
-             "parts": [part]}
+             "parts": [part], "kind": "paper", "reading": "", "unverified": [],
+             "source": {"quote": "Things work, we show.", "where": "X et al., abstract",
+                        "abstract_only": True}}
     unmeasured = {**claim, "id": "X-2", "parts": [], "verdict": "inconclusive", "magnitude": "not measured",
                   "fidelity": "faithful", "deviations": [], "measurable": False, "caveat": "",
                   "note": "not measurable at this scale: no runs"}
+    ours = {**unmeasured, "id": "X-3", "kind": "hypothesis", "reading": "the direction is ours"}
     claims = {"paper": "paperx", "scale": "smoke", "subset": True, "data_source": "subset:x",
-              "claims": [claim, unmeasured]}
+              "claims": [claim, unmeasured, ours]}
     write_json(tmp_path / "claims.json", claims)
     write_json(tmp_path / "bench.json", {"device": "cpu", "batch_size": 4, "steps": 2, "model": {},
                                          "bare_images_per_s": 100.0, "ratio_loop_no_aug_to_bare": 0.9})
@@ -38,17 +41,22 @@ def test_report_renders_scorecard_figures_and_provenance(root, tmp_path):
     assert forest.stat().st_size > 1000
     inputs = load_inputs([str(tmp_path / "claims.json")], [str(fig_path)], [str(tmp_path / "bench.json")],
                          [str(forest)])
-    assert inputs["counts"] == ["smoke: 2 claims: 0 replicated, 1 not replicated, 0 inconclusive, "
-                                "1 not measured (1 faithful, 1 proxy)"]
+    assert inputs["counts"] == ["smoke: 2 paper claims: 0 replicated, 1 not replicated, 0 inconclusive, "
+                                "1 not measured (1 faithful, 1 proxy)",
+                                "smoke: 1 hypotheses (ours): 0 replicated, 0 not replicated, 0 inconclusive, "
+                                "1 not measured (1 faithful)"]
     html, md = tmp_path / "report" / "index.html", tmp_path / "report" / "index.md"
     render(str(root / "reports"), inputs, str(html), str(md))
     page = html.read_text()
     assert "X-1" in page and "not replicated" in page and "data:image/png;base64," in page
     # the verdict counts and the forest plot come before the scorecard table
-    first = [page.index(s) for s in ("smoke: 2 claims", 'alt="forest plot paperx"', "<h2>Claims scorecard")]
+    first = [page.index(s) for s in ("smoke: 2 paper claims", 'alt="forest plot paperx"',
+                                     "<h2>Claims scorecard")]
     assert first == sorted(first)
-    groups = [page.index(s) for s in ("Faithful: the paper", "X-2", "Proxy: settings", "X-1</td>")]
+    groups = [page.index(s) for s in ("Faithful: the paper", "X-2", "Proxy: settings", "X-1</td>",
+                                      "Hypotheses: our reading", "X-3</td>")]
     assert groups == sorted(groups)
+    assert "Things work, we show." in page and "the direction is ours" in page
     assert "model.width: 8 (paper: 64)" in page and "caveat:</strong> a confound" in page
     assert "paper 0.300: smaller" in page
     assert "abc123" in page and "CIFAR-10 subset" in page and "A caption." in page
@@ -61,6 +69,7 @@ def test_report_renders_scorecard_figures_and_provenance(root, tmp_path):
     assert "| ratio_loop_no_aug_to_bare | `0.9` |" in text
     json.loads(json.dumps(inputs["benchmarks"]))
     table = verdict_table([claims]).splitlines()
-    assert table[2] == "| X-1 | not replicated | smaller | proxy | -0.100 [-0.200, -0.050] |"
-    assert table[3] == ("| X-2 | inconclusive | not measured | faithful | not measurable at this scale: "
-                        "no runs |")
+    assert table[2] == "| X-1 | paper | not replicated | smaller | proxy | -0.100 [-0.200, -0.050] |"
+    assert table[3] == ("| X-2 | paper | inconclusive | not measured | faithful | not measurable at this "
+                        "scale: no runs |")
+    assert table[4].startswith("| X-3 | hypothesis |")

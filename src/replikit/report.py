@@ -14,6 +14,7 @@ from pathlib import Path
 
 import jinja2
 
+from .claims import FIDELITIES
 from .fidelity import describe
 from .io import read_json, write_text
 
@@ -37,15 +38,19 @@ def load_benchmark(path: str) -> dict:
 
 
 def verdict_counts(papers: list[dict]) -> list[str]:
-    """One line per scale: how many claims got each verdict, and how many are proxies."""
+    """Per scale: how many of the papers' claims got each verdict and their fidelity; then the same for
+    our hypotheses, counted apart (they are never replications of a paper)."""
     lines = []
     for scale in dict.fromkeys(p["scale"] for p in papers):
-        claims = [c for p in papers if p["scale"] == scale for c in p["claims"]]
-        n = Counter("not measured" if not c.get("measurable", True) else c["verdict"] for c in claims)
-        fid = Counter(c["fidelity"] for c in claims)
-        parts = [f"{n[v]} {v}" for v in ("replicated", "not replicated", "inconclusive", "not measured")]
-        lines.append(f"{scale}: {len(claims)} claims: " + ", ".join(parts)
-                     + f" ({fid['faithful']} faithful, {fid['proxy']} proxy)")
+        for kind, noun in (("paper", "paper claims"), ("hypothesis", "hypotheses (ours)")):
+            claims = [c for p in papers if p["scale"] == scale for c in p["claims"] if c["kind"] == kind]
+            if not claims:
+                continue
+            n = Counter("not measured" if not c.get("measurable", True) else c["verdict"] for c in claims)
+            fid = Counter(c["fidelity"] for c in claims)
+            parts = [f"{n[v]} {v}" for v in ("replicated", "not replicated", "inconclusive", "not measured")]
+            lines.append(f"{scale}: {len(claims)} {noun}: " + ", ".join(parts) + " ("
+                         + ", ".join(f"{fid[f]} {f}" for f in FIDELITIES if fid[f]) + ")")
     return lines
 
 
@@ -67,11 +72,18 @@ def load_inputs(claims_paths: list[str], figure_paths: list[str], benchmark_path
                         "provenance": prov})
     forests = [{"paper": Path(f).stem, "file": Path(f).name,
                 "data": base64.b64encode(Path(f).read_bytes()).decode()} for f in forest_paths or []]
-    groups = [(label, [(paper, c) for paper in papers for c in paper["claims"] if c["fidelity"] == fid])
-              for fid, label in (("faithful", "Faithful: the paper's own settings"),
-                                 ("proxy", "Proxy: settings that depart from the paper (listed per claim)"))]
+    labels = {"faithful": "Faithful: the paper's own settings",
+              "unverified": "Unverified: the paper-scale settings, never checked against the paper's text",
+              "proxy": "Proxy: settings that depart from the paper (listed per claim)",
+              "preflight": "Preflight: the paper's settings with budgets cut (inconclusive by design)"}
+    groups = [(label, [(paper, c) for paper in papers for c in paper["claims"]
+                       if c["kind"] == "paper" and c["fidelity"] == fid]) for fid, label in labels.items()]
+    groups.append(("Hypotheses: our reading beyond the papers' sentences (judged by the same rule, never "
+                   "counted as replications of a paper)",
+                   [(paper, c) for paper in papers for c in paper["claims"] if c["kind"] == "hypothesis"]))
     return {"papers": papers, "figures": figures, "forests": forests, "counts": verdict_counts(papers),
             "groups": [g for g in groups if g[1]],
+            "preflight": any(p["scale"] == "preflight" for p in papers),
             "benchmarks": [load_benchmark(p) for p in benchmark_paths]}
 
 
@@ -90,14 +102,15 @@ def render(template_dir: str, inputs: dict, html_out: str, md_out: str) -> None:
 def verdict_table(cards: list[dict]) -> str:
     """A Markdown table of every claim's verdicts and numbers, as the README shows them:
     `python -m replikit.report results/*/claims.json`."""
-    lines = ["| claim | direction | magnitude | fidelity | ours: mean [CI] per part |",
-             "|---|---|---|---|---|"]
+    lines = ["| claim | kind | direction | magnitude | fidelity | ours: mean [CI] per part |",
+             "|---|---|---|---|---|---|"]
     for card in cards:
         for c in card["claims"]:
             parts = "; ".join(f"{_fmt(p['mean'])} [{_fmt(p['ci_low'])}, {_fmt(p['ci_high'])}]"
                               for p in c["parts"])
             cell = "; ".join(x for x in (parts, c["note"]) if x) or "-"
-            lines.append(f"| {c['id']} | {c['verdict']} | {c['magnitude']} | {c['fidelity']} | {cell} |")
+            lines.append(f"| {c['id']} | {c['kind']} | {c['verdict']} | {c['magnitude']} | {c['fidelity']} "
+                         f"| {cell} |")
     return "\n".join(lines)
 
 
