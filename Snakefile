@@ -10,6 +10,7 @@ from snakemake.utils import min_version
 from replikit.config import read_yaml, validate_config
 from replikit.device import check_available
 from replikit.jobs import time_limit_hints
+from replikit.papers.interface import config_errors
 
 min_version("9.0")
 
@@ -22,9 +23,9 @@ if Path("config/config.yaml").exists():
 configfile: "config/config.yaml"
 
 
-# Stops the run before any job starts, naming the offending key.
+# Stops the run before any job starts, naming the offending key (the enabled papers' own checks too).
 ROOT = Path(workflow.basedir)
-validate_config(config, ROOT / "workflow/schemas/config.schema.yaml")
+validate_config(config, ROOT / "workflow/schemas/config.schema.yaml", config_errors)
 
 
 # device: cuda on a machine without CUDA stops the run before Snakemake deletes the outputs of the

@@ -21,6 +21,7 @@ from replikit.config import ConfigError, read_yaml, validate_config
 from replikit.device import DeviceError
 from replikit.jobs import JobLockedError, job, time_limit_hints
 from replikit.papers.benign_memorization import Run, RunSpec
+from replikit.papers.interface import config_errors
 from replikit.training import load_checkpoint
 from tests.conftest import ROOT, SHARED
 
@@ -192,7 +193,7 @@ def test_truncated_checkpoint_is_named_moved_aside_and_training_restarts(tiny_im
 ])
 def test_config_constraints_are_checked_before_any_job(bad, message):
     with pytest.raises(ConfigError) as err:
-        validate_config(bad, SCHEMA)
+        validate_config(bad, SCHEMA, config_errors)  # as the Snakefile calls it
     assert message in str(err.value)
 
 

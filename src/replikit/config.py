@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -119,14 +120,6 @@ def size_errors(key: str, n: int | None, dataset: str, split: str, limit: int | 
     return [f"config key '{key}' is {n} but {what}; use at most {most} (or null for all)"]
 
 
-def constraint_errors(config: dict) -> list[str]:
-    """Constraints between keys that a schema cannot express: each paper's `config_errors`."""
-    from .papers.interface import registry
-
-    return [e for name, paper in registry().items() if isinstance(config.get(name), dict)
-            for e in paper.config_errors(config[name])]
-
-
 # ---------------------------------------------------------------- entry points
 
 
@@ -177,9 +170,14 @@ def _merged(base: dict, over: dict) -> dict:
     return base
 
 
-def validate_config(config: dict, schema_path: str | Path) -> dict:
+Constraints = Callable[[dict], list[str]]
+
+
+def validate_config(config: dict, schema_path: str | Path, constraints: Constraints | None = None) -> dict:
     """Complete `config` with its papers' settings for its scale, then validate it in place (coercing
-    --config strings, filling defaults); raise ConfigError naming every offending key."""
+    --config strings, filling defaults); raise ConfigError naming every offending key. `constraints`
+    (config -> error lines) checks what a schema cannot express once the schema holds: the caller
+    passes the papers' (replikit.papers.interface.config_errors), so this module imports no paper."""
     with_paper_settings(config, schema_path)
     schema = full_schema(schema_path)
     coerce(config, schema, schema)
@@ -196,8 +194,8 @@ def validate_config(config: dict, schema_path: str | Path) -> dict:
             lines.append(f"unknown config key '{_key(e)}' (typo?)")
         else:
             lines.append(f"config key '{_key(e)}': {e.message}")
-    if not lines:
-        lines = constraint_errors(config)
+    if not lines and constraints is not None:
+        lines = constraints(config)
     if lines:
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(lines))
     return config
@@ -216,21 +214,23 @@ def read_yaml(path: str | Path) -> dict:
     return config or {}
 
 
-def load_config(path: str | Path, schema_path: str | Path) -> dict:
-    """Read a YAML config file and validate it."""
-    return validate_config(read_yaml(path), schema_path)
+def load_config(path: str | Path, schema_path: str | Path, constraints: Constraints | None = None) -> dict:
+    """Read a YAML config file and validate it (`constraints`: see validate_config)."""
+    return validate_config(read_yaml(path), schema_path, constraints)
 
 
 def main(argv: list[str]) -> int:
     """Check config files merged in order, as `snakemake --configfile A B` would merge them."""
     from snakemake.utils import update_config
 
+    from .papers.interface import config_errors  # the command line composes both; the library does not
+
     schema = Path(__file__).resolve().parents[2] / "workflow/schemas/config.schema.yaml"
     config: dict = {}
     try:
         for path in argv:
             update_config(config, read_yaml(path))
-        validate_config(config, schema)
+        validate_config(config, schema, config_errors)
     except ConfigError as e:
         print(e, file=sys.stderr)
         return 1

@@ -2,44 +2,51 @@
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
-import matplotlib
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+class LazyModule:
+    """Module `name`, imported on its first attribute access. Claims jobs import their paper's figure
+    module, but only figure jobs draw: seaborn, with scipy.stats, costs ~1.5 s. (Not a LazyLoader
+    module in sys.modules: anything that scans sys.modules, such as torch's import, would load it.)"""
 
+    def __init__(self, name: str, setup: Callable[[], object] = lambda: None) -> None:
+        self._name, self._setup = name, setup
 
-def lazy_import(name: str) -> ModuleType:
-    """Module `name`, executed on its first attribute access. Every job imports the papers' figure
-    modules (the registry), but only figure jobs draw: seaborn, with scipy.stats, costs ~1.5 s."""
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.find_spec(name)
-    spec.loader = importlib.util.LazyLoader(spec.loader)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+    def __getattr__(self, attr: str):
+        if self._name not in sys.modules:
+            self._setup()
+        return getattr(importlib.import_module(self._name), attr)
 
 
-sns = lazy_import("seaborn")
+def pyplot() -> ModuleType:
+    """matplotlib.pyplot on the Agg backend, imported when a figure is drawn (not by claims jobs)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+sns: ModuleType = LazyModule("seaborn", setup=pyplot)  # type: ignore[assignment]
 
 PALETTE = "colorblind"
 
 
 def set_style() -> None:
     sns.set_theme(context="paper", style="whitegrid", palette=PALETTE, font_scale=1.1)
-    plt.rcParams.update({"figure.dpi": 120, "savefig.dpi": 150, "savefig.bbox": "tight",
-                         "axes.titleweight": "bold"})
+    pyplot().rcParams.update({"figure.dpi": 120, "savefig.dpi": 150, "savefig.bbox": "tight",
+                              "axes.titleweight": "bold"})
 
 
 def new_figure(ncols: int = 1, width: float = 5.0, height: float = 3.6):
     set_style()
-    return plt.subplots(1, ncols, figsize=(width * ncols, height), squeeze=False)
+    return pyplot().subplots(1, ncols, figsize=(width * ncols, height), squeeze=False)
 
 
 def save(fig, path: str | Path, title: str, scale: str, subset: bool) -> None:
@@ -53,7 +60,7 @@ def save(fig, path: str | Path, title: str, scale: str, subset: bool) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.stem}.tmp{path.suffix}")
     fig.savefig(tmp)
-    plt.close(fig)
+    pyplot().close(fig)
     tmp.replace(path)
 
 
@@ -74,8 +81,8 @@ def forest_plot(card: dict, path: str | Path) -> None:
     statistics have different units). Claims that were not measured are listed, not drawn."""
     rows = [(c, p) for c in card["claims"] for p in c["parts"]]
     set_style()
-    fig, axes = plt.subplots(max(len(rows), 1), 1, figsize=(9, 0.62 * max(len(rows), 1) + 0.9),
-                             squeeze=False)
+    fig, axes = pyplot().subplots(max(len(rows), 1), 1, figsize=(9, 0.62 * max(len(rows), 1) + 0.9),
+                                  squeeze=False)
     for ax, (claim, part) in zip(axes[:, 0], rows, strict=False):
         colour = VERDICT_COLOURS[part["verdict"]]
         seeds = list(part["per_seed"].values())
@@ -93,7 +100,8 @@ def forest_plot(card: dict, path: str | Path) -> None:
         ax.tick_params(axis="x", labelsize=7, pad=1)
         ax.grid(axis="y", visible=False)
         label = part["label"] if len(part["label"]) <= 70 else part["label"][:67] + "..."
-        ax.set_title(f"{claim['id']} [{claim['fidelity']}] {label}: {part['verdict']}", fontsize=7.5,
+        tag = claim["fidelity"] + (", our hypothesis" if claim.get("kind") == "hypothesis" else "")
+        ax.set_title(f"{claim['id']} [{tag}] {label}: {part['verdict']}", fontsize=7.5,
                      loc="left", fontweight="normal", pad=2, color=colour)
     if not rows:
         axes[0, 0].set_axis_off()

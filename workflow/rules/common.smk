@@ -2,27 +2,36 @@
 from replikit.config import load_config
 from replikit.fidelity import paper_settings
 from replikit.papers.interface import (
+    config_errors,
     dataset_files,
     get,
-    registry,
     rule_prefixes,
     stage_inputs,
     stage_params,
     stage_resources,
+    unlisted,
     wildcard_constraints_of,
 )
 
+# The list of papers (replikit.papers.PAPERS) and the schema fragments name the same papers.
+if unlisted():
+    raise ValueError("replikit: " + "\n  ".join(unlisted()))
 SEEDS = config["seeds"]
 SCALE = config["scale"]
-# The enabled papers' declarations (replikit.papers.interface); papers.smk generates their rules.
+# The enabled papers' declarations (replikit.papers.interface), imported and checked here (only
+# these); papers.smk generates their rules.
 PAPERS = [get(name) for name in config["papers"]]
 # Rule-name prefix of each paper's rules (bm_train, ...): the time-limit hint names its config key.
 RULE_PREFIXES = rule_prefixes()
 # The papers' own settings: every scorecard row lists how this run departs from them.
-PAPER_CONFIG = load_config(ROOT / "config/paper.yaml", ROOT / "workflow/schemas/config.schema.yaml")
+PAPER_CONFIG = load_config(
+    ROOT / "config/paper.yaml",
+    ROOT / "workflow/schemas/config.schema.yaml",
+    lambda c: config_errors(c, config["papers"]),
+)
 PAPER_SETTINGS = {
-    name: paper_settings(PAPER_CONFIG, name, p.departures, p.unverified, p.figure_only)
-    for name, p in registry().items()
+    p.name: paper_settings(PAPER_CONFIG, p.name, p.departures, p.unverified, p.figure_only)
+    for p in PAPERS
 }
 TARGETS = [t for paper in PAPERS for t in paper.targets()]
 CLAIMS = [f"{paper.results}/claims.json" for paper in PAPERS]

@@ -390,7 +390,7 @@ CAPTIONS = {
 }
 
 SPEC = Paper.one_table(
-    cp, "results", load_results, CAPTIONS, FIGURE_FUNCS, prefix="cp", arxiv="2106.06596, 2205.13900",
+    cp, "results", load_results, CAPTIONS, FIGURE_FUNCS, arxiv="2106.06596, 2205.13900",
     title="The cold posterior effect: curation, augmentation, prior, invariance (Noci et al., NeurIPS "
     "2021; Bachmann et al., ICML 2022)", claims=claims, dataset=lambda cfg, figure: cfg["dataset"],
     departures=(Departure(
@@ -399,4 +399,5 @@ SPEC = Paper.one_table(
         "the paper's controlled curation experiment (its details are not available offline)",
         "the paper body is not available offline; the simulation follows the abstract's 'controlled "
         "experiment with varying curation strength'"),),
-    unverified=("curation", "annotator_noise", "curated_size", "invariance"))
+    unverified=("curation", "annotator_noise", "curated_size", "invariance"),
+    retrain_free_edit=("curation", {"annotators": [1, 2]}))

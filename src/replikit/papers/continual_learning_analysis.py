@@ -391,9 +391,10 @@ CAPTIONS = {
 }
 
 SPEC = Paper.one_table(
-    cl, "items", load_items, CAPTIONS, FIGURE_FUNCS, prefix="cl", arxiv="2506.16884", claims=claims,
+    cl, "items", load_items, CAPTIONS, FIGURE_FUNCS, arxiv="2506.16884", claims=claims,
     title="The Importance of Being Lazy: feature learning, width and forgetting (Graldi et al., ICML 2025)",
     dataset=lambda cfg, figure: "mnist" if figure == "similarity" else cl.main_dataset(cfg),
     # The paper body is not available offline: its grids, widths, depth and budgets are our choices.
     unverified=("stream", "n_tasks", "epochs", "batch_size", "lr", "base_width", "depth", "width_sweep",
-                "gamma_sweep", "similarity"))
+                "gamma_sweep", "similarity"),
+    retrain_free_edit=("cl2_tolerance", 0.123))

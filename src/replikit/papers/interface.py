@@ -1,13 +1,19 @@
 """The one interface every replicated paper implements, and the registry that finds them.
 
-A paper is `replikit/papers/<name>.py` (run specs, training) and `<name>_analysis.py` (figures,
-claims), which declares `SPEC = Paper(...)`. `workflow/rules/papers.smk` generates each enabled
-paper's rules from its SPEC, and three generic scripts run them through the registry:
+A paper is an entry of `replikit.papers.PAPERS` (name -> rule prefix), `replikit/papers/<name>.py`
+(run specs, training, its `STAGES`), `<name>_analysis.py` (figures, claims), which declares
+`SPEC = Paper(...)`, and the schema fragment `workflow/schemas/papers/<name>.schema.yaml` of its config
+block. The registry imports a paper only when asked for it (`get`), and checks its declaration then
+(`declaration_errors`: every rule a paper must follow, with the fix). `workflow/rules/papers.smk`
+generates each enabled paper's rules from its SPEC, and three generic scripts run them:
 
 - `<prefix>_<stage>` per `Stage`: training (one job per run and seed) and any extra stage (data
   generation, layer probes, benchmarks), with the paper's `resources`;
 - `<prefix>_figure`: one job per `Figure`, which aggregates the runs the figure needs;
 - `<prefix>_claims`: the scorecard (`results/<name>/claims.json`).
+
+A stage job imports only `<name>.py` (`stage_for_rule`); figure and claims jobs import the paper's
+two modules (`for_rule`); neither imports another paper.
 
 A run's job reruns only when its run-defining config (`Stage.config`) changes.
 """
@@ -15,21 +21,28 @@ A run's job reruns only when its run-defining config (`Stage.config`) changes.
 from __future__ import annotations
 
 import importlib
-import pkgutil
+import re
 import shutil
+import string
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+from . import PAPERS
 
-from ..claims import Claim, judge, write_scorecard
-from ..fidelity import Departure
-from ..io import read_json
-from ..provenance import record, write_figure_record
+if TYPE_CHECKING:  # pandas only in figure and claims jobs (they load it with the paper's analysis module)
+    import pandas as pd
+
+    from ..claims import Claim
+    from ..fidelity import Departure
 
 Wildcards = Any  # snakemake.io.Wildcards: attribute access by wildcard name
+# The wildcards a stage's outputs may use: Stage.log names exactly these in its log path.
+STAGE_WILDCARDS = ("run", "task", "seed")
+# Schema fragments of the papers' config blocks (replikit.config joins them into the main schema).
+SCHEMAS = Path(__file__).resolve().parents[3] / "workflow/schemas/papers"
 
 
 def dataset_files(name: str) -> dict[str, str]:
@@ -76,7 +89,7 @@ class Stage:
     def log(self, paper: str) -> str:
         """logs/<paper>/<stage>/<wildcards>.log, e.g. logs/cold_posterior/sample/{run}/seed{seed}.log"""
         first = next(iter(self.outputs.values()))
-        names = [w for w in ("run", "task", "seed") if "{" + w + "}" in first]
+        names = [w for w in STAGE_WILDCARDS if "{" + w + "}" in first]
         parts = [f"seed{{{w}}}" if w == "seed" else f"{{{w}}}" for w in names]
         return f"{paper}/{self.name}/" + ("/".join(parts) if parts else self.name)
 
@@ -139,13 +152,19 @@ class Paper:
     departures: tuple[Departure, ...] = ()
     unverified: tuple[str, ...] = ()
     figure_only: tuple[str, ...] = ()
+    # (key, value): an edit of the paper's config block that changes which runs exist or how they are
+    # judged, but not the config of any run that exists both before and after (so Snakemake retrains
+    # nothing); a dict value is merged into the key's block. tests/test_interface.py makes the edit.
+    retrain_free_edit: tuple[str, Any] | None = None
 
     @classmethod
     def declare(cls, module: Any, **fields: Any) -> Paper:
         """A paper whose run-side pieces are its module's: PAPER, RunSpec, RUN_PATTERN,
-        experiment_runs, RUN_FILES, STAGES and (if any) config_errors; `fields` give the rest."""
-        return cls(name=module.PAPER, run_spec=module.RunSpec, run_pattern=module.RUN_PATTERN,
-                   experiments=module.experiment_runs, run_files=module.RUN_FILES, stages=module.STAGES,
+        experiment_runs, RUN_FILES, STAGES and (if any) config_errors; its rule prefix is its entry
+        of `replikit.papers.PAPERS`; `fields` give the rest."""
+        return cls(name=module.PAPER, prefix=PAPERS.get(module.PAPER, ""), run_spec=module.RunSpec,
+                   run_pattern=module.RUN_PATTERN, experiments=module.experiment_runs,
+                   run_files=module.RUN_FILES, stages=module.STAGES,
                    config_errors=getattr(module, "config_errors", lambda cfg: []), **fields)
 
     @classmethod
@@ -222,15 +241,6 @@ def stage_params(stage: Stage, cfg: dict) -> dict[str, Callable[[Wildcards], Any
     return params
 
 
-def for_rule(rule: str) -> tuple[Paper, str]:
-    """The paper and the stage (or `figure`, `claims`) that a generated rule runs."""
-    prefix, _, what = rule.partition("_")
-    papers = {p.prefix: p for p in registry().values()}
-    if prefix not in papers:
-        raise KeyError(f"rule {rule!r} belongs to no declared paper (prefixes: {', '.join(sorted(papers))})")
-    return papers[prefix], what
-
-
 def stage_resources(paper: Paper, stage: Stage, cfg: dict) -> dict[str, int]:
     res = cfg["resources"]
     out = {"mem_mb": stage.mem_mb or res["mem_mb"], "runtime": stage.runtime or res["runtime"]}
@@ -245,10 +255,11 @@ def wildcard_constraints_of(paper: Paper, stage: Stage) -> dict[str, str]:
 
 
 def run_stage(sm: Any, device: Any) -> None:
-    """A stage job (workflow/scripts/paper_stage.py): run it, then drop its checkpoint or work dir."""
-    paper, name = for_rule(sm.rule)
+    """A stage job (workflow/scripts/paper_stage.py): run it, then drop its checkpoint or work dir.
+    Imports only the paper's run module (no analysis, pandas or plotting)."""
+    stage = stage_for_rule(sm.rule)
     job = Job.from_snakemake(sm, device)
-    paper.stage(name).run(job)
+    stage.run(job)
     if job.scratch:
         scratch = Path(job.scratch)
         shutil.rmtree(scratch, ignore_errors=True) if scratch.is_dir() else scratch.unlink(missing_ok=True)
@@ -256,6 +267,9 @@ def run_stage(sm: Any, device: Any) -> None:
 
 def draw_figure(sm: Any) -> None:
     """A figure job (workflow/scripts/paper_figure.py): the figure, its table and its provenance."""
+    from ..io import read_json
+    from ..provenance import write_figure_record
+
     paper, _ = for_rule(sm.rule)
     fig, cfg, runs = paper.figure(sm.wildcards.figure), sm.params.cfg, list(sm.input.runs)
     subset = bool(read_json(sm.input.manifest)["subset"]) if "manifest" in sm.input.keys() else False
@@ -269,6 +283,10 @@ def draw_figure(sm: Any) -> None:
 
 def score_claims(sm: Any) -> None:
     """A claims job (workflow/scripts/paper_claims.py): judge every claim, write the scorecard."""
+    from ..claims import judge, write_scorecard
+    from ..io import read_json
+    from ..provenance import record
+
     paper, _ = for_rule(sm.rule)
     cfg, seeds = sm.params.cfg, list(sm.params.seeds)
     files = {kind: list(sm.input[kind]) for kind in paper.claim_reads}
@@ -289,37 +307,197 @@ def _source(func: Callable) -> str:
 # ---------------------------------------------------------------- the registry
 
 
-def _discover() -> dict[str, Paper]:
-    """Every `SPEC` declared by a module of replikit.papers, by paper name."""
-    from .. import papers
+class DeclarationError(ValueError):
+    """A paper's declaration breaks a rule of the interface (each line names the field and the fix)."""
 
-    found: dict[str, Paper] = {}
-    for mod in pkgutil.iter_modules(papers.__path__):
-        spec = getattr(importlib.import_module(f"{papers.__name__}.{mod.name}"), "SPEC", None)
-        if isinstance(spec, Paper):
-            if spec.name in found or spec.prefix in {p.prefix for p in found.values()}:
-                raise ValueError(f"two papers declare the name {spec.name!r} or prefix {spec.prefix!r}")
-            found[spec.name] = spec
-    return found
+
+def _wildcards(pattern: str) -> set[str]:
+    return {name.split(",")[0] for _, name, _, _ in string.Formatter().parse(pattern) if name}
+
+
+def declaration_errors(paper: Paper, papers: Mapping[str, str] = PAPERS,
+                       schemas: Path = SCHEMAS) -> list[str]:
+    """Every rule of the interface that `paper` breaks, as `field: problem; fix: ...` (none: []).
+    `papers` is the list of papers (name -> rule prefix), `schemas` the folder of schema fragments."""
+    errors: list[str] = []
+
+    def bad(where: str, problem: str, fix: str) -> None:
+        errors.append(f"{where}: {problem}; fix: {fix}")
+
+    listed = "src/replikit/papers/__init__.py (PAPERS)"
+    if paper.name not in papers:
+        bad("name", f"{paper.name!r} is not in the list of papers",
+            f"add {paper.name!r}: '<prefix>' to {listed}")
+    elif paper.prefix != papers[paper.name]:
+        bad("prefix", f"{paper.prefix!r} differs from the list's {papers[paper.name]!r}",
+            f"declare the paper with Paper.declare (which takes the list's prefix), or change {listed}")
+    if not re.fullmatch(r"[a-z][a-z0-9]*", paper.prefix):
+        bad("prefix", f"{paper.prefix!r} is not lowercase letters and digits (rules are named "
+            "<prefix>_<stage> and a job finds its paper by the text before the first '_')",
+            f"choose a prefix such as 'ab' in {listed}")
+    others = sorted(n for n, p in papers.items() if p == paper.prefix and n != paper.name)
+    if others:
+        bad("prefix", f"{paper.prefix!r} is also the prefix of {', '.join(others)} (rule names would clash)",
+            f"choose a prefix no other paper uses in {listed}")
+
+    if "metrics" not in paper.run_files:
+        bad("run_files", f"no kind named 'metrics' (it has: {', '.join(paper.run_files) or 'none'})",
+            "name the per-run JSON of results 'metrics': the claims read it and every figure and "
+            "scorecard records the 'device' key of each metrics file")
+    made = {p for s in paper.stages for p in s.outputs.values()}
+    for kind, pattern in paper.run_files.items():
+        if _wildcards(pattern) != {"run", "seed"}:
+            bad(f"run_files[{kind!r}]", f"{pattern!r} has wildcards {sorted(_wildcards(pattern))}",
+                "use exactly {run} and {seed}")
+        if pattern not in made:
+            bad(f"run_files[{kind!r}]", f"no stage writes {pattern!r}", "make it an output of a stage")
+    figures = [f.name for f in paper.figures]
+    if len(set(figures)) != len(figures):
+        bad("figures", f"names repeat: {figures}", "give each figure its own name")
+    for fig in paper.figures:
+        if fig.reads not in paper.run_files:
+            bad(f"figures[{fig.name!r}].reads", f"{fig.reads!r} is not a kind of run_files",
+                f"use one of {', '.join(paper.run_files)}")
+    for kind, figure in paper.claim_reads.items():
+        if kind not in paper.run_files:
+            bad("claim_reads", f"{kind!r} is not a kind of run_files",
+                f"use one of {', '.join(paper.run_files)}")
+        if figure is not None and figure not in figures:
+            bad("claim_reads", f"{figure!r} is not a figure of the paper", "name a declared figure, or None")
+
+    stages = [s.name for s in paper.stages]
+    if not stages or len(set(stages)) != len(stages) or {"figure", "claims"} & set(stages):
+        bad("stages", f"names {stages}", "declare at least one stage, each with its own name, none "
+            "named 'figure' or 'claims' (rules <prefix>_figure and <prefix>_claims exist already)")
+    runs = sys.modules.get(f"{__package__}.{paper.name}")  # imported with the paper's SPEC, if at all
+    if runs is not None and tuple(getattr(runs, "STAGES", ())) != tuple(paper.stages):
+        bad("stages", f"differ from {runs.__name__}.STAGES, which a stage job runs (it imports only that "
+            "module)", "declare the paper with Paper.declare, which takes its stages from there")
+    for stage in paper.stages:
+        found = [_wildcards(p) for p in stage.outputs.values()]
+        used = set().union(*found) if found else set()
+        where = f"stages[{stage.name!r}]"
+        if not found:
+            bad(f"{where}.outputs", "no outputs", "declare what the stage writes")
+        if used - set(STAGE_WILDCARDS):
+            bad(f"{where}.outputs", f"unknown wildcard(s) {sorted(used - set(STAGE_WILDCARDS))} (the "
+                f"stage's log path names only {', '.join(STAGE_WILDCARDS)})",
+                f"use only {{{'}, {'.join(STAGE_WILDCARDS)}}}")
+        if any(f != found[0] for f in found):
+            bad(f"{where}.outputs", "the outputs have different wildcards", "give every output the same ones")
+        free = sorted(used - {"run", "seed"} - set(stage.wildcards))
+        if free:
+            bad(f"{where}.wildcards", f"no constraint for wildcard(s) {free}",
+                "give each a regex in Stage(wildcards={...}) ({run} takes the paper's run_pattern, "
+                "{seed} the workflow's)")
+        if set(stage.wildcards) - used:
+            bad(f"{where}.wildcards", f"constrains {sorted(set(stage.wildcards) - used)}, which no output "
+                "uses", "drop those constraints")
+        if stage.scratch and not _wildcards(stage.scratch) <= used:
+            bad(f"{where}.scratch", f"{stage.scratch!r} has wildcards the outputs lack",
+                "use only the outputs' wildcards")
+        if stage.directory and len(stage.outputs) != 1:
+            bad(f"{where}.directory", "a directory stage has more than one output", "declare one output")
+
+    fragment = schemas / f"{paper.name}.schema.yaml"
+    ref = "resources: {$ref: \"#/definitions/resources\", default: {}}"
+    if not fragment.exists():
+        bad("schema", f"{fragment} does not exist (the paper's config block has no schema, so no config "
+            "has a block for it)", f"write it: type: object with the block's keys under properties, "
+            f"among them {ref}")
+    else:
+        import yaml
+
+        props = (yaml.safe_load(fragment.read_text()) or {}).get("properties") or {}
+        if (props.get("resources") or {}).get("$ref") != "#/definitions/resources":
+            bad("schema", f"{fragment} does not declare the paper's resources (its stages' runtime, "
+                "mem_mb and gpu come from the block's 'resources')", f"add under properties: {ref}")
+    return errors
+
+
+def check(paper: Paper, papers: Mapping[str, str] = PAPERS, schemas: Path = SCHEMAS) -> Paper:
+    """`paper`, or DeclarationError naming the paper, each broken rule's field and its fix."""
+    errors = declaration_errors(paper, papers, schemas)
+    if errors:
+        raise DeclarationError(f"paper {paper.name!r} (replikit.papers.{paper.name}_analysis.SPEC) breaks "
+                               "the paper interface:\n  " + "\n  ".join(errors))
+    return paper
 
 
 _REGISTRY: dict[str, Paper] = {}
 
 
-def registry() -> dict[str, Paper]:
-    """All declared papers, by name (imported once)."""
-    if not _REGISTRY:
-        _REGISTRY.update(_discover())
-    return _REGISTRY
+def _listed(name: str) -> None:
+    if name not in PAPERS:
+        raise KeyError(f"no paper named {name!r}; declared: {', '.join(sorted(PAPERS))} (a new paper goes "
+                       "into PAPERS in src/replikit/papers/__init__.py)")
 
 
 def get(name: str) -> Paper:
-    papers = registry()
-    if name not in papers:
-        raise KeyError(f"no paper named {name!r}; declared: {', '.join(sorted(papers))}")
-    return papers[name]
+    """The paper `name`, its two modules imported (only they) and its declaration checked, once."""
+    _listed(name)
+    if name not in _REGISTRY:
+        module = importlib.import_module(f"{__package__}.{name}_analysis")
+        spec = getattr(module, "SPEC", None)
+        if not isinstance(spec, Paper) or spec.name != name:
+            raise DeclarationError(f"paper {name!r}: {module.__name__} declares no SPEC = Paper(...) named "
+                                   f"{name!r}; fix: end it with SPEC = Paper.declare({name}, ...)")
+        _REGISTRY[name] = check(spec)
+    return _REGISTRY[name]
+
+
+def registry() -> dict[str, Paper]:
+    """All papers, by name: imports every one (a job uses `get`, `for_rule` or `stage_for_rule`)."""
+    return {name: get(name) for name in PAPERS}
 
 
 def rule_prefixes() -> dict[str, str]:
     """Rule-name prefix -> paper name (the time-limit hint names the paper's runtime key)."""
-    return {p.prefix: p.name for p in registry().values()}
+    return {prefix: name for name, prefix in PAPERS.items()}
+
+
+def _of_rule(rule: str) -> tuple[str, str]:
+    prefix, _, what = rule.partition("_")
+    names = rule_prefixes()
+    if prefix not in names:
+        raise KeyError(f"rule {rule!r} belongs to no declared paper (prefixes: {', '.join(sorted(names))})")
+    return names[prefix], what
+
+
+def for_rule(rule: str) -> tuple[Paper, str]:
+    """The paper and the stage (or `figure`, `claims`) that a generated rule runs; imports that
+    paper only."""
+    name, what = _of_rule(rule)
+    return get(name), what
+
+
+def stage_for_rule(rule: str) -> Stage:
+    """The stage a generated stage rule runs, from the paper's run module alone (`<name>.STAGES`,
+    which `Paper.declare` makes the paper's stages): a training job loads no analysis code."""
+    name, what = _of_rule(rule)
+    module = importlib.import_module(f"{__package__}.{name}")
+    stage = next((s for s in getattr(module, "STAGES", ()) if s.name == what), None)
+    if stage is None:
+        raise KeyError(f"rule {rule!r}: {module.__name__}.STAGES has no stage {what!r}")
+    return stage
+
+
+def config_errors(config: dict, papers: list[str] | None = None) -> list[str]:
+    """Constraints between keys that a schema cannot express: each enabled paper's `config_errors`
+    (replikit.config.validate_config's `constraints`); `papers`: check these instead of the enabled."""
+    names = config.get("papers", []) if papers is None else papers
+    return [e for name in names if name in PAPERS and isinstance(config.get(name), dict)
+            for e in get(name).config_errors(config[name])]
+
+
+def unlisted(papers: Mapping[str, str] = PAPERS, schemas: Path = SCHEMAS) -> list[str]:
+    """Mismatches between the list of papers and the schema fragments, as errors with their fix
+    (checked without importing any paper)."""
+    fragments = {p.name.removesuffix(".schema.yaml") for p in schemas.glob("*.schema.yaml")}
+    ref = "resources: {$ref: \"#/definitions/resources\", default: {}}"
+    return ([f"paper {n!r}: its schema fragment {schemas / f'{n}.schema.yaml'} is missing (no config has a "
+             f"block for it); fix: write it, with {ref} among its properties"
+             for n in sorted(set(papers) - fragments)]
+            + [f"schema fragment {schemas / f'{n}.schema.yaml'}: no paper {n!r} in the list of papers; fix: "
+               "add it to PAPERS in src/replikit/papers/__init__.py, or remove the fragment"
+               for n in sorted(fragments - set(papers))])

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib.patches
 import pandas as pd
 
 from .. import plotting
@@ -236,6 +235,8 @@ def figure_maze_example(examples: pd.DataFrame, specs: list[RunSpec], out: Path,
 def figure_sudoku9_example(examples: pd.DataFrame, specs: list[RunSpec], out: Path,
                            scale: str) -> pd.DataFrame:
     """One held-out 9x9 puzzle: the givens, the model's answer, and its wrong cells marked."""
+    from matplotlib.patches import Rectangle
+
     ex = _first_example(examples, specs)
     fig, axes = plotting.new_figure(1, width=4.6, height=4.6)
     ax = axes[0, 0]
@@ -254,7 +255,7 @@ def figure_sudoku9_example(examples: pd.DataFrame, specs: list[RunSpec], out: Pa
             wrong = not given and model != true
             rows.append({"row": r, "col": c, "given": given, "true": true, "model": model, "wrong": wrong})
             if wrong:
-                ax.add_patch(matplotlib.patches.Rectangle((c - 0.5, r - 0.5), 1, 1, color="#ef9a9a"))
+                ax.add_patch(Rectangle((c - 0.5, r - 0.5), 1, 1, color="#ef9a9a"))
             text = str(given or model or "?")
             ax.text(c, r, text, ha="center", va="center", fontsize=11,
                     color="black" if given else ("#c62828" if wrong else "#1565c0"),
@@ -399,7 +400,7 @@ FIGURE_FUNCS = {"accuracy_table": figure_accuracy_table, "tau_scaling": figure_t
                 "maze_example": figure_maze_example, "sudoku9_example": figure_sudoku9_example}
 
 SPEC = Paper.declare(
-    ll, prefix="ll", title="Thinking into the Future: Latent Lookahead Training for Transformers "
+    ll, title="Thinking into the Future: Latent Lookahead Training for Transformers "
     "(Noci et al., 2026)", arxiv="2603.20219",
     figures=figures_of(CAPTIONS, FIGURE_FUNCS, takes_subset=False,
                        frames={**{n: "final" for n in CAPTIONS}, "training_curves": "history",
@@ -413,4 +414,5 @@ SPEC = Paper.declare(
                   "split)", "Coconut's training split is not available offline"),
     ),
     unverified=("tau_scaling",),  # the grid's interior taus are ours
+    retrain_free_edit=("tau_scaling", {"task": "sudoku4", "taus": [1, 3]}),
 )

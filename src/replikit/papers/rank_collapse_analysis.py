@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from .. import plotting
+from ..aggregate import seed_diff
 from ..claims import Claim, Part, Source
 from ..fidelity import Departure
 from ..io import read_json
@@ -78,10 +79,6 @@ def at_largest(df: pd.DataFrame, run: str, column: str) -> dict[int, float]:
 def depth_change(df: pd.DataFrame, run: str, column: str) -> dict[int, float]:
     """Per seed: column at the largest depth minus at the smallest."""
     return {s: v[max(v)] - v[min(v)] for s, v in by_depth(df, run, column).items()}
-
-
-def paired(a: dict[int, float], b: dict[int, float]) -> dict[int, float]:
-    return {s: a[s] - b[s] for s in sorted(set(a) & set(b))}
 
 
 def dk_slopes(df: pd.DataFrame, runs: list[RunSpec], column: str = "log_ratio_q") -> pd.DataFrame:
@@ -257,11 +254,11 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
     def rc3(r: dict) -> list[Part]:
         df = r["rows"]
         return [Part(f"L={hi}: token cosine similarity, alpha=1/sqrt(L) minus alpha=1",
-                     paired(at_largest(df, scaled.name, "similarity"),
+                     seed_diff(at_largest(df, scaled.name, "similarity"),
                             at_largest(df, plain.name, "similarity")),
                      0.0, "below"),
                 Part(f"L={hi}: log10 |grad W_Q| / |grad W_V|, alpha=1/sqrt(L) minus alpha=1",
-                     paired(at_largest(df, scaled.name, "log_ratio_q"),
+                     seed_diff(at_largest(df, scaled.name, "log_ratio_q"),
                             at_largest(df, plain.name, "log_ratio_q")), 0.0)]
 
     def rc4(r: dict) -> list[Part]:
@@ -275,7 +272,7 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
         df = r["rows"]
         a, b = train["1"].name, train["1/sqrt(L)"].name
         part = Part(f"L={train['1'].depth}: mean held-out loss over training, alpha=1 minus alpha=1/sqrt(L)",
-                    paired(curve_summary(df, a), curve_summary(df, b)), 0.0)
+                    seed_diff(curve_summary(df, a), curve_summary(df, b)), 0.0)
         acc = [curve_summary(df, n, "eval_accuracy", "last") for n in (a, b)]
         if all(max(acc[0][s], acc[1][s]) < bar for s in part.per_seed):
             part.no_evidence = (f"neither arm learned the task in any seed (final held-out accuracy below "
@@ -338,7 +335,7 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
 # ---------------------------------------------------------------- the paper's declaration
 
 SPEC = Paper.one_table(
-    rc, "rows", load_results, CAPTIONS, FIGURE_FUNCS, prefix="rc", arxiv="2206.03126", claims=claims,
+    rc, "rows", load_results, CAPTIONS, FIGURE_FUNCS, arxiv="2206.03126", claims=claims,
     title="Signal propagation in transformers: theoretical perspectives and the role of rank collapse "
     "(Noci, Anagnostidis, Biggio et al., NeurIPS 2022)",
     departures=(Departure(
@@ -346,4 +343,5 @@ SPEC = Paper.one_table(
         "the training run", "IWSLT'14 German-English translation (as we believe)",
         "no dataset download offline; the paper's data and task were not checked against its text"),),
     unverified=("model", "init", "dk_sweep", "training"),
-    figure_only=("extra_norms",))
+    figure_only=("extra_norms",),
+    retrain_free_edit=("dk_sweep", {"d_ks": [8, 64]}))
