@@ -21,6 +21,9 @@ if TYPE_CHECKING:  # imported where a config is validated: jsonschema's import t
 
 # Training / test images of the full datasets (the CIFAR-10 subset has fewer; jobs check that).
 FULL_SIZES = {"cifar10": (50000, 10000), "mnist": (60000, 10000)}
+# A scale without blocks of its own in config/papers/<paper>.yaml starts from another's: the preflight
+# is the paper settings with budgets cut (config/preflight.yaml overrides them).
+BASE_SCALES = {"preflight": "paper"}
 
 
 class ConfigError(ValueError):
@@ -153,13 +156,14 @@ def with_paper_settings(config: dict, schema_path: str | Path) -> dict:
         if not path.exists():
             continue
         blocks = read_yaml(path)
-        if scale not in blocks:
+        block = scale if scale in blocks else BASE_SCALES.get(scale)
+        if block not in blocks:
             raise ConfigError(f"{path} has no block for scale {scale!r} (it has: {', '.join(blocks)}); "
                               f"add one, or set scale to one of those")
         own = config.get(name) or {}
         if not isinstance(own, dict):
             continue  # the schema names it
-        config[name] = _merged(copy.deepcopy(blocks[scale] or {}), own)  # key order kept: params compare it
+        config[name] = _merged(copy.deepcopy(blocks[block] or {}), own)  # key order kept: params compare it
     return config
 
 

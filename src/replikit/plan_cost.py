@@ -1,0 +1,158 @@
+"""The cost of one training step at its real shapes, counted without running it: FLOPs, peak memory
+and dispatched operations of forward, backward and optimizer step under torch's FakeTensorMode
+(tensors carry shapes and dtypes, no storage, so a 40 GB step is counted on a laptop).
+
+- FLOPs: `torch.utils.flop_counter.FlopCounterMode` (as `replikit.ll_cost` counts them), split into
+  convolutions (TF32 tensor cores by default on CUDA: cuDNN allows TF32) and matrix products
+  (fp32 unless the job runs under bf16 autocast).
+- Peak memory: `MemTracker` (torch.distributed._tools.mem_tracker) over one steady-state iteration:
+  a first, untracked step creates the optimizer state, then one tracker follows the second step, with
+  the model, the optimizer and the data that stays on the device registered as external. Live
+  tensors only: no CUDA context, no allocator fragmentation, no cuDNN/cuBLAS workspaces.
+- Operations: aten calls that are not views, about one kernel launch each in eager PyTorch.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import torch
+from torch import nn
+from torch._subclasses.fake_tensor import FakeTensorMode, unset_fake_temporarily
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils.flop_counter import FlopCounterMode
+
+CONV_OPS = ("convolution", "conv")  # FlopCounterMode keys of convolutions (and their backward)
+
+
+@dataclass(frozen=True)
+class StepCost:
+    """One optimizer step: FLOPs of convolutions and of everything else, peak live bytes, aten ops."""
+
+    conv_flops: float
+    matmul_flops: float
+    peak_bytes: int
+    ops: int
+
+    @property
+    def flops(self) -> float:
+        return self.conv_flops + self.matmul_flops
+
+
+@dataclass
+class Setup:
+    """A training step as `train_loop` takes it: `loss()` on the next batch, then zero_grad, backward
+    and `optimizer.step()` (no optimizer: forward and backward only). `resident`: tensors that live
+    across steps besides the model and the optimizer (data kept on the device)."""
+
+    model: nn.Module
+    loss: Callable[[], torch.Tensor]
+    optimizer: torch.optim.Optimizer | None
+    resident: list = field(default_factory=list)
+
+    def step(self) -> None:
+        loss = _Iteration()(self.loss)
+        if self.optimizer is not None:
+            self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        if self.optimizer is not None:
+            self.optimizer.step()
+        else:
+            self.model.zero_grad(set_to_none=True)
+
+
+class _Iteration(nn.Module):
+    """One root module around the loss: MemTracker takes a second top-level call of a module for a
+    second iteration, and the lookahead rollout calls the GPT's submodules directly."""
+
+    def forward(self, loss: Callable[[], torch.Tensor]) -> torch.Tensor:
+        return loss()
+
+
+Builder = Callable[[], Setup]  # called under FakeTensorMode
+
+
+class OpCounter(TorchDispatchMode):
+    """Counts aten calls that are not views (about one kernel launch each)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ops = 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001, D105
+        if not (func.is_view or func.__name__.startswith(("detach", "alias", "_to_copy"))):
+            self.ops += 1
+        return func(*args, **(kwargs or {}))
+
+
+def fake_module(build: Callable[[], nn.Module]) -> nn.Module:
+    """`build()` run for real (the papers' builders call `.to(...)`, which fake parameters refuse),
+    then, inside FakeTensorMode, every parameter and buffer swapped for a fake one of the same shape,
+    dtype and strides (tied weights stay tied). Outside FakeTensorMode: the real module."""
+    mode = torch._guards.active_fake_mode()
+    if mode is None:
+        return build()
+    with unset_fake_temporarily():
+        module = build()
+    fakes: dict[int, torch.Tensor] = {}
+
+    def fake(t: torch.Tensor, param: bool) -> torch.Tensor:
+        if id(t) not in fakes:
+            f = mode.from_tensor(t)
+            fakes[id(t)] = nn.Parameter(f, requires_grad=t.requires_grad) if param else f
+        return fakes[id(t)]
+
+    for m in module.modules():
+        for name, p in m._parameters.items():
+            if p is not None:
+                m._parameters[name] = fake(p, True)
+        for name, b in m._buffers.items():
+            if b is not None:
+                m._buffers[name] = fake(b, False)
+    return module
+
+
+def _split_flops(counter: FlopCounterMode) -> tuple[float, float]:
+    conv = other = 0.0
+    for op, n in counter.get_flop_counts().get("Global", {}).items():
+        if any(k in str(op) for k in CONV_OPS):
+            conv += n
+        else:
+            other += n
+    return conv, other
+
+
+def measure_step(builder: Builder) -> StepCost:
+    """Cost of the second step of `builder()` (the first creates the optimizer state), all fake."""
+    from torch.distributed._tools.mem_tracker import MemTracker
+
+    with FakeTensorMode(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # MemTracker's hooks warn about modules already freed
+        setup = builder()
+        setup.step()
+        tracker = MemTracker()
+        tracker.track_external(setup.model, setup.optimizer, *setup.resident)
+        with tracker, FlopCounterMode(display=False) as flops, OpCounter() as ops:
+            setup.step()
+        peak = sum(snap["Total"] for snap in tracker.get_tracker_snapshot("peak").values())
+    conv, other = _split_flops(flops)
+    return StepCost(conv, other, int(peak), ops.ops)
+
+
+def cpu_matmul_flops(threads: int = 1, size: int = 1024, seconds: float = 0.5) -> float:
+    """Measured fp32 matmul FLOP/s of this CPU with `threads` torch threads (the CPU's peak here)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        a, b = torch.randn(size, size), torch.randn(size, size)
+        a @ b
+        n, start = 0, time.perf_counter()
+        while time.perf_counter() - start < seconds:
+            a @ b
+            n += 1
+        return 2 * size ** 3 * n / (time.perf_counter() - start)
+    finally:
+        torch.set_num_threads(before)

@@ -1,0 +1,158 @@
+"""The run plan (replikit.plan): FLOPs and peak memory of a step counted under FakeTensorMode, the
+steps each paper's job takes, the merge of config files, the memory flags and the CLI's errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import torch
+from torch import nn
+
+from replikit import plan as pl
+from replikit import plan_jobs as pj
+from replikit.papers.interface import get
+from replikit.plan_cost import Setup, measure_step
+
+# a rank-collapse config whose step needs a few hundred MB: large enough to read off the process's RSS
+RC_SMALL = {
+    "papers": ["rank_collapse"], "seeds": [0, 1],
+    "rank_collapse": {"seeds": None, "extra_norms": [],
+                      "model": {"width": 256, "heads": 4, "mlp_ratio": 2},
+                      "data": {"vocab_size": 1024, "seq_len": 256},
+                      "init": {"depths": [1, 2], "batch_size": 4, "n_batches": 3},
+                      "dk_sweep": {"d_ks": [32, 64]},
+                      "training": {"depth": 4, "steps": 2, "batch_size": 32, "eval_every": 1}},
+}
+
+
+@pytest.fixture()
+def small_config(tmp_path):
+    path = tmp_path / "small.yaml"
+    path.write_text(json.dumps(RC_SMALL))
+    return pl.load([str(path)])
+
+
+def test_linear_step_flops_and_memory_are_counted_exactly():
+    """A bias-free linear layer on an input without gradient: 2 * batch * d_in * d_out FLOPs forward,
+    as many for the weight's gradient; nothing is allocated for real."""
+    batch, d_in, d_out = 64, 512, 256
+
+    def build() -> Setup:
+        model = nn.Linear(d_in, d_out, bias=False)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        x = torch.randn(batch, d_in)
+        return Setup(model, lambda: model(x).square().mean(), opt, [x])
+
+    cost = measure_step(build)
+    assert cost.matmul_flops == 4 * batch * d_in * d_out and cost.conv_flops == 0
+    weights, inputs, outputs = 4 * d_in * d_out, 4 * batch * d_in, 4 * batch * d_out
+    # weights + gradient + input + the saved output at least; never more than a few copies of each
+    assert 2 * weights + inputs + outputs <= cost.peak_bytes <= 3 * (2 * weights + inputs + outputs)
+
+
+def test_estimated_peak_matches_a_measured_cpu_peak(small_config):
+    """The fake estimate against a real step in a fresh process: the growth of its resident set over
+    the built model and data (glibc told to return every freed block over 64 KiB to the system, so
+    that the resident set follows the live tensors), plus the model's and the data's bytes."""
+    cfg = small_config["rank_collapse"]
+    piece = pj.rank_collapse(cfg, "train_postln_alpha1_L4").pieces[0]
+    estimate = measure_step(piece.build).peak_bytes
+    script = textwrap.dedent(f"""
+        import json, resource, torch
+        from replikit import plan_jobs as pj
+        torch.set_num_threads(1)
+        setup = pj.rank_collapse(json.loads({json.dumps(json.dumps(cfg))}), "train_postln_alpha1_L4") \\
+            .pieces[0].build()
+        static = sum(t.numel() * t.element_size() for t in [*setup.model.parameters(), *setup.resident])
+        before = int(open("/proc/self/statm").read().split()[1]) * resource.getpagesize()
+        setup.step()
+        setup.step()
+        print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - before + static)
+    """)
+    env = {**os.environ, "MALLOC_MMAP_THRESHOLD_": "65536"}
+    measured = int(subprocess.run([sys.executable, "-c", script], check=True, capture_output=True,
+                                  text=True, env=env).stdout.split()[-1])
+    assert measured > 200e6, "the step must be large enough for the resident set to measure it"
+    assert 0.85 < estimate / measured < 1.15, (estimate, measured)
+
+
+def test_plan_has_a_row_per_job_with_the_documented_steps(small_config):
+    requests = {"rc_train": "1 if wildcards.run.startswith('train') else 10**6"}
+    jobs = pl.plan(small_config, requests, {"H100": pl.ACCELERATORS["H100"]})
+    cfg = small_config["rank_collapse"]
+    runs = get("rank_collapse").runs_of(cfg)
+    assert sorted((j.run, j.seed) for j in jobs) == sorted((r, s) for r in runs for s in (0, 1))
+    for j in jobs:
+        expected = 2 if j.run.startswith("train") else len(cfg["init"]["depths"]) * cfg["init"]["n_batches"]
+        assert j.steps == expected and j.flops > 0 and j.hours["H100"] > 0
+        # the training jobs' 1 MB request is too small, the init jobs' 1 TB is not
+        assert bool(j.flags) == j.run.startswith("train")
+        if j.flags:
+            assert "raise gpu_mem_mb of rc_train" in j.flags[0]
+    text = pl.report(jobs, "H100", ["H100"], 0.4, 1e-5, 1e9)
+    flagged = 2 * sum(r.startswith("train") for r in runs)
+    assert "TOTAL" in text and f"FLAGGED: {flagged} of {2 * len(runs)} jobs" in text
+
+
+def test_a_job_over_80_gb_names_the_setting_to_change(monkeypatch):
+    monkeypatch.setattr(pl, "GPU_BYTES", 1e6)
+    flags = pl.memory_flags(2_000_000, 10**6, "rc_train", "rank_collapse.training.batch_size")
+    assert flags == ["needs 0.0 GB, more than an 80 GB GPU: lower rank_collapse.training.batch_size"]
+    assert "requests no gpu_mem_mb" in pl.memory_flags(1, None, "rc_train", "x")[0]
+
+
+def test_paper_steps_follow_the_papers_settings():
+    """Paper scale: latent lookahead trains about 10k steps per task (the paper's budget), benign
+    memorization 10,000 epochs of floor(50,000 / 256) steps; no step is counted here."""
+    config = pl.load([str(pl.ROOT / "config/paper.yaml")])
+    ll = config["latent_lookahead"]
+    for task in ll["tasks"]:
+        steps = pj.latent_lookahead(ll, f"{task}_ntp").pieces[0].steps
+        assert 9900 <= steps <= 10000, (task, steps)
+    assert pj.benign_memorization(config["benign_memorization"], "noise100_full_Kinf").pieces[0].steps \
+        == 10000 * (50000 // 256)
+    cl = pj.continual_learning(config["continual_learning"], "seq_splitcifar10_mup_Nsweep_g1")
+    assert [p.steps for p in cl.pieces] == [5 * 5 * 79] * 6  # 6 widths, 5 tasks x 5 epochs x ceil(10000/128)
+
+
+def test_task_lengths_are_the_serialized_lengths():
+    assert pj.task_lengths("sudoku4", {}) == (20, 19)
+    assert pj.task_lengths("sudoku9", {}) == (90, 89)
+    assert pj.task_lengths("maze", {"grid_n": 7}) == (49 + 4, 49 + 1)
+
+
+def test_config_files_merge_key_by_key(tmp_path):
+    a, b = tmp_path / "a.yaml", tmp_path / "b.yaml"
+    a.write_text("scale: paper\nrank_collapse: {training: {steps: 7, lr: 0.1}}\n")
+    b.write_text("rank_collapse: {training: {steps: 9}}\n")
+    tc = pl.load([str(a), str(b)])["rank_collapse"]["training"]
+    assert (tc["steps"], tc["lr"], tc["depth"]) == (9, 0.1, 24)  # depth: the paper block's
+
+
+def test_gpu_profile_requests_are_evaluated_per_run():
+    requests = pl.gpu_requests(pl.ROOT / "profiles/gpu")
+    sudoku4 = pl.request_of(requests, "ll_train", "sudoku4_ntp", 0)
+    sudoku9 = pl.request_of(requests, "ll_train", "sudoku9_lookahead_tauA_bidir", 0)
+    assert sudoku4 and sudoku9 and sudoku9 > sudoku4
+
+
+def test_cli_errors(tmp_path, capsys):
+    assert pl.main([str(tmp_path / "missing.yaml")]) == 1
+    assert "no such config file" in capsys.readouterr().err
+    with pytest.raises(pl.PlanError, match="no training job"):
+        pl.plan({"papers": [], "seeds": [0]}, {}, {})
+
+
+def test_cli_prints_every_job_and_writes_json(tmp_path, capsys):
+    config, out = tmp_path / "small.yaml", tmp_path / "plan.json"
+    config.write_text(json.dumps(RC_SMALL))
+    assert pl.main([str(config), "--accelerator", "A100", "--json", str(out)]) == 0
+    printed = capsys.readouterr().out
+    rows = json.loads(out.read_text())
+    assert len(rows) == 10 and all(f"{r['run']} " in printed for r in rows)
+    assert "h A100" in printed and "TOTAL" in printed
