@@ -287,11 +287,8 @@ def train_job(job: Job) -> None:
     elapsed = time.time() - start
     torch_save(job.output["model"], {"state_dict": run.model.state_dict(), "run": run.spec.name,
                                      "seed": run.seed, "model": job.cfg["model"]})
-    write_json(job.output["metrics"], {
-        "run": run.spec.name, "seed": run.seed, "spec": run.spec.__dict__, "history": history,
-        "final": history[-1], "device": describe(job.device), "elapsed_s": round(elapsed, 1),
-        "n_train": run.n, "epochs": job.cfg["epochs"],
-    })
+    job.write("metrics", {"spec": run.spec.__dict__, "history": history, "final": history[-1],
+                          "elapsed_s": round(elapsed, 1), "n_train": run.n, "epochs": job.cfg["epochs"]})
 
 
 def probe_layers_job(job: Job) -> None:
@@ -299,9 +296,7 @@ def probe_layers_job(job: Job) -> None:
     run = load_run(job.wildcards["run"], job.wildcards["seed"], job.cfg, job.input["tensors"],
                    job.input["manifest"], job.device)
     run.model.load_state_dict(torch.load(job.input["model"], map_location=job.device)["state_dict"])
-    write_json(job.output["layers"], {"run": run.spec.name, "seed": run.seed,
-                                      "stages": run.model.stage_names, "device": describe(job.device),
-                                      **run.layer_report()})
+    job.write("layers", {"stages": run.model.stage_names, **run.layer_report()})
 
 
 def benchmark_loop_job(job: Job) -> None:

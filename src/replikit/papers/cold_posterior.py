@@ -38,8 +38,7 @@ from torch import nn
 from .. import augment as aug
 from ..config import size_errors
 from ..data import data_identity, load_prepared, require_count, select_subset
-from ..device import describe
-from ..io import torch_save, write_json
+from ..io import torch_save
 from ..models.convnet import ConvNet
 from ..models.invariant import GROUP_SIZE, Canonicalize, GroupAverage, d4_batch
 from ..models.resnet20 import ResNet20
@@ -437,11 +436,9 @@ def sample_job(job: Job) -> None:
                    job.input["manifest"], job.device)
     start = time.time()
     results = run.train(job.scratch)
-    write_json(job.output["metrics"], {
-        "run": run.spec.name, "seed": run.seed, "spec": run.spec.__dict__,
-        "temperatures": {f"{t:g}": r for t, r in results.items()}, "device": describe(job.device),
-        "elapsed_s": round(time.time() - start, 1), "n_train": run.n, "num_data": run.num_data,
-    })
+    temperatures = {f"{t:g}": r for t, r in results.items()}
+    job.write("metrics", {"spec": run.spec.__dict__, "temperatures": temperatures, "n_train": run.n,
+                          "elapsed_s": round(time.time() - start, 1), "num_data": run.num_data})
 
 
 STAGES = (

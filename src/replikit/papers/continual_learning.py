@@ -28,7 +28,6 @@ import torch.nn.functional as F
 
 from ..config import FULL_SIZES, size_errors
 from ..data import load_prepared, require_count
-from ..device import describe
 from ..io import read_json, tensor_digest, write_json
 from ..models.scaled import Scaling, build_scaled
 from ..seeding import derive_seed, seed_everything
@@ -347,9 +346,7 @@ def train_job(job: Job) -> None:
     data = load_prepared(job.input["tensors"], job.input["manifest"])
     start = time.time()
     items = run_sweep(spec, job.cfg, data, seed, job.device, checkpoint=job.scratch)
-    write_json(job.output["metrics"], {"run": spec.name, "seed": seed, "config": job.cfg, "items": items,
-                                       "device": describe(job.device),
-                                       "elapsed_s": round(time.time() - start, 1)})
+    job.write("metrics", {"items": items, "elapsed_s": round(time.time() - start, 1)})
 
 
 STAGES = (

@@ -67,6 +67,16 @@ class Job:
         return cls(dict(sm.wildcards.items()), dict(sm.input.items()), dict(sm.output.items()),
                    sm.params.cfg, sm.params.get("scratch"), device)
 
+    def write(self, kind: str, record: dict) -> None:
+        """Write output `kind` (a per-run JSON file) with the metadata every such file carries, from
+        the job itself: run and seed (its wildcards, where it has them), the run-defining config and
+        the device that ran it (figures and scorecards cite it)."""
+        from ..device import describe
+        from ..io import write_json
+
+        meta = {k: (int(v) if k == "seed" else v) for k, v in self.wildcards.items() if k in ("run", "seed")}
+        write_json(self.output[kind], {**meta, **record, "config": self.cfg, "device": describe(self.device)})
+
 
 @dataclass(frozen=True)
 class Stage:

@@ -352,10 +352,9 @@ def train_job(job: Job) -> None:
     start = time.time()
     history = run.train(checkpoint=job.scratch)
     elapsed = time.time() - start
-    write_json(job.output["metrics"], {
-        "run": run.spec.name, "seed": run.seed, "spec": run.spec.__dict__, "tau": run.tau,
-        "answer_len": run.answer_len, "history": history, "final": history[-1],
-        "device": describe(job.device), "elapsed_s": round(elapsed, 1), "n_train": run.n,
+    job.write("metrics", {
+        "spec": run.spec.__dict__, "tau": run.tau, "answer_len": run.answer_len, "history": history,
+        "final": history[-1], "elapsed_s": round(elapsed, 1), "n_train": run.n,
         "n_eval": int(run.test_prompt.shape[0]), "steps": history[-1]["step"], "examples": run.examples(),
     })
 

@@ -30,8 +30,6 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from ..device import describe
-from ..io import write_json
 from ..models.signal_transformer import SignalConfig, SignalTransformer
 from ..seeding import derive_seed, seed_everything
 from ..training import DivergenceError, make_optimizer
@@ -301,8 +299,7 @@ def train_job(job: Job) -> None:
     """One (run, seed) job: measure or train, then write the metrics with the run's config and device.
     `job` is a `papers.interface.Job` (wildcards run and seed, cfg = run_config, output metrics)."""
     device = torch.device(job.device)
-    out = run(job.wildcards["run"], job.cfg, int(job.wildcards["seed"]), device)
-    write_json(job.output["metrics"], {**out, "config": job.cfg, "device": describe(device)})
+    job.write("metrics", run(job.wildcards["run"], job.cfg, int(job.wildcards["seed"]), device))
 
 
 STAGES = (Stage("train", RUN_FILES, train_job, config=lambda cfg, w: run_config(cfg, w.run)),)
