@@ -352,3 +352,12 @@ def test_validation_half_is_fixed_and_disjoint_from_the_judged_half():
     a, b = cp.validation_mask(101, 3), cp.validation_mask(101, 3)
     assert torch.equal(a, b) and a.sum() == 50 and (~a).sum() == 51
     assert not torch.equal(a, cp.validation_mask(101, 4))
+
+
+def test_one_seed_still_draws_the_cpe_figures_and_claims_stay_inconclusive():
+    """The preflight runs one seed: there are no other seeds to choose T on, so the seed's own
+    validation half chooses it (the preflight found the figures failing on an empty table)."""
+    df = _results(0.2, seeds=1)
+    assert set(an.cpe(df, cp.RunSpec("plain", "none", None, 1.0))) == {0}
+    rows = _rows(df)
+    assert all(r["verdict"] == "inconclusive" for r in rows.values())

@@ -91,9 +91,9 @@ def selected_t(df: pd.DataFrame, spec: RunSpec) -> dict[int, float]:
 
 def chosen_t(df: pd.DataFrame, spec: RunSpec, cold_only: bool = False) -> dict[int, float]:
     """Per seed: the sampled T (`cold_only`: T < 1) with the lowest validation-half NLL averaged over
-    the *other* seeds. A T chosen on the same seed's images, even on another half of them, shares
-    that chain's own noise and makes the CPE size >= 0 on average under no effect
-    (aggregate.cross_fit_choice)."""
+    the *other* seeds (a single seed: its own validation half). A T chosen on the same seed's
+    images, even on another half of them, shares that chain's own noise and makes the CPE size >= 0
+    on average under no effect (aggregate.cross_fit_choice)."""
     sel = select(df, spec)
     if cold_only:
         sel = sel[sel["T"] < 1]
@@ -102,7 +102,9 @@ def chosen_t(df: pd.DataFrame, spec: RunSpec, cold_only: bool = False) -> dict[i
     val: dict[int, dict[float, float]] = {}
     for r in sel.itertuples():
         val.setdefault(int(r.seed), {})[float(r.T)] = float(r.val_nll)
-    return cross_fit_choice(val, best=min)
+    # One seed has no other seeds to choose on: its own validation half (figures only; with one seed no
+    # claim can reach a verdict).
+    return cross_fit_choice(val, best=min) or {s: min(v, key=v.get) for s, v in val.items()}
 
 
 def heldout_at(df: pd.DataFrame, spec: RunSpec, ts: dict[int, float], column: str = "heldout_nll"
