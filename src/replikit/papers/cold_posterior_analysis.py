@@ -73,14 +73,6 @@ def select(df: pd.DataFrame, spec: RunSpec, sampled: bool = True) -> pd.DataFram
     return sel[sel["T"] > 0] if sampled else sel
 
 
-def per_seed_at(df: pd.DataFrame, spec: RunSpec, t: float, column: str = "nll") -> dict[int, float]:
-    sel = select(df, spec)
-    sel = sel[np.isclose(sel["T"], t)]
-    if sel.empty:
-        raise KeyError(f"{spec.name} at T={t:g}")
-    return dict(zip(sel["seed"].astype(int), sel[column].astype(float), strict=True))
-
-
 def selected_t(df: pd.DataFrame, spec: RunSpec) -> dict[int, float]:
     """Per seed: the sampled T with the lowest NLL on the validation half of its own held-out images
     (the figures' and CPE-5's optimal T; CPE sizes use `chosen_t`)."""
