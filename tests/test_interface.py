@@ -13,8 +13,7 @@ from types import SimpleNamespace
 import pytest
 
 from replikit.config import load_config
-from replikit.papers import PAPERS as LIST
-from replikit.papers import interface
+from replikit.papers import interface, paper_names
 from tests.conftest import ROOT
 
 SCHEMA = ROOT / "workflow/schemas/config.schema.yaml"
@@ -29,19 +28,27 @@ def wildcards(**kw: str) -> SimpleNamespace:
 
 
 def test_registry_finds_every_paper_of_the_configs_with_distinct_prefixes():
-    assert set(SCALES["config"]["papers"]) <= set(PAPERS)
+    assert set(SCALES["config"]["papers"]) <= set(PAPERS) == set(paper_names())
     prefixes = [interface.get(p).prefix for p in PAPERS]
     assert len(set(prefixes)) == len(prefixes)
-    assert interface.rule_prefixes()["cl"] == "continual_learning"
-    with pytest.raises(KeyError, match="no paper named 'nope'.*PAPERS in src/replikit/papers/__init__.py"):
+    with pytest.raises(KeyError, match="no paper named 'nope'.*config/papers/<name>.yaml and src/replikit"):
         interface.get("nope")
-    assert interface.for_rule("cp_sample")[0].name == "cold_posterior"
-    assert interface.for_rule("bm_probe_layers")[1] == "probe_layers"
     bm = interface.get("benign_memorization")
-    assert interface.stage_for_rule("bm_probe_layers") is bm.stage("probe_layers")
-    with pytest.raises(KeyError, match="rule 'xx_train' belongs to no declared paper"):
-        interface.for_rule("xx_train")
-    assert interface.unlisted() == []
+    log = "logs/benign_memorization/probe_layers/noise100_none_Kinf/seed0.log"
+    assert interface.stage_of_job(log) is bm.stage("probe_layers")
+    assert interface.stage_of_job("/abs/wd/logs/rank_collapse/train/init_x/seed1.log").name == "train"
+    with pytest.raises(KeyError, match="no paper named 'xx'"):
+        interface.stage_of_job("logs/xx/train/a/seed0.log")
+    with pytest.raises(KeyError, match="STAGES has no stage 'nope'"):
+        interface.stage_of_job("logs/rank_collapse/nope/a/seed0.log")
+
+
+def test_every_stage_log_names_its_paper_and_stage():
+    """A stage job finds its stage from its log path alone (papers.smk writes logs/<Stage.log(paper)>)."""
+    for name in PAPERS:
+        for stage in interface.get(name).stages:
+            log = "logs/" + stage.log(name).format(run="r", seed=0, task="t") + ".log"
+            assert interface.stage_of_job(log) is stage
 
 
 @pytest.mark.parametrize("name", PAPERS)
@@ -139,10 +146,10 @@ def test_a_job_imports_only_its_own_paper_and_what_it_uses():
     """A stage job loads its paper's run module alone (no analysis, pandas or matplotlib); a claims
     job its paper's two modules (no pyplot); neither another paper. Start-up: issue 22."""
     code = ("import sys; from replikit.papers import interface; "
-            "interface.stage_for_rule('rc_train'); "
+            "interface.stage_of_job('logs/rank_collapse/train/init_x/seed0.log'); "
             "print(sorted(m for m in sys.modules if m.startswith('replikit.papers.'))); "
             "print([m for m in ('pandas', 'matplotlib', 'jsonschema', 'scipy') if m in sys.modules]); "
-            "interface.for_rule('rc_claims'); "
+            "interface.get('rank_collapse'); "
             "print(sorted(m for m in sys.modules if m.startswith('replikit.papers.'))); "
             "print([m for m in ('matplotlib.pyplot', 'jsonschema', 'scipy') if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -163,33 +170,33 @@ def test_config_module_imports_no_paper():
 # ---------------------------------------------------------------- rules checked at registration
 
 
-def _errors(paper, papers=None, schemas=interface.SCHEMAS) -> str:
+def _errors(paper, others=None, configs=interface.CONFIGS) -> str:
     with pytest.raises(interface.DeclarationError) as err:
-        interface.check(paper, papers or LIST, schemas)
+        interface.check(paper, others, configs)
     message = str(err.value)
     assert message.startswith(f"paper {paper.name!r}") and "fix:" in message, message
     return message
 
 
-RC = interface.get("rank_collapse") if "rank_collapse" in LIST else None
+RC = interface.get("rank_collapse")
 
 
 def test_a_prefix_with_an_underscore_is_refused():
-    message = _errors(dataclasses.replace(RC, prefix="r_c"), {**LIST, "rank_collapse": "r_c"})
+    message = _errors(dataclasses.replace(RC, prefix="r_c"))
     assert "prefix: 'r_c' is not lowercase letters and digits" in message
     assert "text before the first '_'" in message
 
 
 def test_a_prefix_another_paper_uses_is_refused():
-    message = _errors(dataclasses.replace(RC, prefix="cp"), {**LIST, "rank_collapse": "cp"})
+    message = _errors(dataclasses.replace(RC, prefix="cp"), {"cold_posterior": "cp"})
     assert "prefix: 'cp' is also the prefix of cold_posterior" in message
-    assert "choose a prefix no other paper uses" in message
+    assert "declare a prefix no other paper uses" in message
 
 
-def test_a_paper_missing_from_the_list_or_with_another_prefix_is_refused():
-    assert "name: 'rank_collapse' is not in the list of papers; fix: add 'rank_collapse': '<prefix>'" in \
-        _errors(RC, {k: v for k, v in LIST.items() if k != "rank_collapse"})
-    assert "prefix: 'zz' differs from the list's 'rc'" in _errors(dataclasses.replace(RC, prefix="zz"))
+def test_two_papers_with_one_prefix_cannot_be_registered_together(monkeypatch):
+    monkeypatch.setattr(interface, "_REGISTRY", {"cold_posterior": dataclasses.replace(RC, prefix="rc")})
+    with pytest.raises(interface.DeclarationError, match="'rc' is also the prefix of cold_posterior"):
+        interface.get("rank_collapse")
 
 
 def test_run_files_without_a_metrics_kind_are_refused():
@@ -212,22 +219,25 @@ def test_stage_outputs_with_unknown_or_unconstrained_wildcards_are_refused():
     assert "stages['train'].wildcards: no constraint for wildcard(s) ['task']" in message
 
 
-def test_a_missing_schema_fragment_is_named(tmp_path):
-    message = _errors(RC, schemas=tmp_path)
-    assert f"schema: {tmp_path / 'rank_collapse.schema.yaml'} does not exist" in message
+def test_a_paper_without_its_config_file_or_module_is_named(tmp_path, monkeypatch):
+    message = _errors(RC, configs=tmp_path)
+    assert f"name: {tmp_path / 'rank_collapse.yaml'} does not exist" in message
     assert 'resources: {$ref: "#/definitions/resources", default: {}}' in message
-    assert "paper 'new': its schema fragment" in " ".join(interface.unlisted({**LIST, "new": "nw"}))
+    monkeypatch.setattr(interface, "paper_names", lambda: ["no_module_yet"])
+    with pytest.raises(interface.DeclarationError, match="config/papers/no_module_yet.yaml exists but "
+                       "module replikit.papers.no_module_yet does not; fix: write src/replikit/papers/"):
+        interface.get("no_module_yet")
 
 
-def test_a_schema_fragment_without_resources_is_named(tmp_path):
-    fragment = (interface.SCHEMAS / "rank_collapse.schema.yaml").read_text()
-    (tmp_path / "rank_collapse.schema.yaml").write_text(
-        "\n".join(line for line in fragment.splitlines() if not line.lstrip().startswith("resources:")))
-    message = _errors(RC, schemas=tmp_path)
-    assert "does not declare the paper's resources" in message
-    assert "add under properties: resources:" in message
-    (tmp_path / "extra.schema.yaml").write_text("type: object\n")
-    assert any("no paper 'extra'" in e for e in interface.unlisted(schemas=tmp_path))
+def test_a_config_file_without_a_schema_or_its_resources_is_named(tmp_path):
+    text = (interface.CONFIGS / "rank_collapse.yaml").read_text()
+    (tmp_path / "rank_collapse.yaml").write_text(
+        "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("resources: {$ref")))
+    message = _errors(RC, configs=tmp_path)
+    assert "`schema:` does not declare the paper's resources" in message
+    assert "add under its properties: resources:" in message
+    (tmp_path / "rank_collapse.yaml").write_text(text.split("\nschema:")[0])
+    assert "no `schema:` mapping with type: object" in _errors(RC, configs=tmp_path)
 
 
 def test_registry_leaves_heavy_imports_to_the_jobs_that_use_them():
@@ -240,3 +250,14 @@ def test_registry_leaves_heavy_imports_to_the_jobs_that_use_them():
             "print('seaborn.relational' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["[]", "True"], out.stderr
+
+
+def test_the_generic_run_writes_and_parses_its_own_name():
+    run = interface.Run.of("sweep", depth=4, lr=0.01, arm="mup", shift=-0.5)
+    assert run.name == "sweep_depth-4_lr-0.01_arm-mup_shift--0.5"
+    assert interface.Run.parse(run.name) == run and run["lr"] == 0.01 and run["depth"] == 4
+    assert re.fullmatch(interface.Run.PATTERN, run.name)
+    with pytest.raises(ValueError, match="values numbers or words without '_'"):
+        interface.Run.of("sweep", arm="mu_p")
+    with pytest.raises(ValueError, match="not a run name"):
+        interface.Run.parse("Sweep_depth4")

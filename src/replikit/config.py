@@ -8,6 +8,7 @@ names the line of a YAML syntax error, which `snakemake --configfile` does not.
 from __future__ import annotations
 
 import copy
+import functools
 import re
 import sys
 from collections.abc import Callable
@@ -126,36 +127,57 @@ def size_errors(key: str, n: int | None, dataset: str, split: str, limit: int | 
 # ---------------------------------------------------------------- entry points
 
 
+# The one key of config/papers/<name>.yaml that is not a scale's block: the schema of the paper's block.
+SCHEMA_KEY = "schema"
+
+
+def paper_files(schema_path: str | Path) -> dict[str, Path]:
+    """Every paper, by name: config/papers/<name>.yaml of the workflow whose main schema is
+    `schema_path` (<root>/workflow/schemas/config.schema.yaml). These files are the list of papers."""
+    root = Path(schema_path).resolve().parents[2]
+    return {p.stem: p for p in sorted((root / "config" / "papers").glob("*.yaml"))}
+
+
 def paper_names(schema_path: str | Path) -> list[str]:
-    """Every paper with a schema fragment next to the main schema (workflow/schemas/papers/)."""
-    fragments = (Path(schema_path).parent / "papers").glob("*.schema.yaml")
-    return sorted(p.name.removesuffix(".schema.yaml") for p in fragments)
+    return list(paper_files(schema_path))
+
+
+def paper_file(path: Path) -> dict:
+    """A paper's config file: its scale blocks and its `schema` (read once per version of the file)."""
+    stat = path.stat()
+    return _read_paper_file(str(path), stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=64)
+def _read_paper_file(path: str, mtime_ns: int, size: int) -> dict:
+    blocks = read_yaml(path)
+    schema = blocks.get(SCHEMA_KEY)
+    if not isinstance(schema, dict) or schema.get("type") != "object":
+        raise ConfigError(f"{path}: no `{SCHEMA_KEY}:` mapping with type: object (the JSON schema of the "
+                          "paper's config block); add one, with its keys under `properties`")
+    return blocks
 
 
 def full_schema(schema_path: str | Path) -> dict:
-    """The main schema with each paper's fragment under `properties.<paper>` (its `definitions` join
-    the main ones) and the paper names as the enum and default of `papers`."""
+    """The main schema with each paper's `schema` (from its config file) under `properties.<paper>`
+    (its `definitions` join the main ones) and the paper names as the enum and default of `papers`."""
     schema = yaml.safe_load(Path(schema_path).read_text())
-    names = paper_names(schema_path)
-    for name in names:
-        fragment = yaml.safe_load((Path(schema_path).parent / "papers" / f"{name}.schema.yaml").read_text())
+    files = paper_files(schema_path)
+    for name, path in files.items():
+        fragment = copy.deepcopy(paper_file(path)[SCHEMA_KEY])
         schema.setdefault("definitions", {}).update(fragment.pop("definitions", {}))
         schema["properties"][name] = fragment
-    schema["properties"]["papers"]["items"] = {"enum": names}
-    schema["properties"]["papers"]["default"] = names
+    schema["properties"]["papers"]["items"] = {"enum": list(files)}
+    schema["properties"]["papers"]["default"] = list(files)
     return schema
 
 
 def with_paper_settings(config: dict, schema_path: str | Path) -> dict:
     """Each paper's block of its scale (config/papers/<paper>.yaml, next to the workflow) under the
     config's own `<paper>:` keys, which win; in place."""
-    root = Path(schema_path).resolve().parents[2]
     scale = config.get("scale", "default")
-    for name in paper_names(schema_path):
-        path = root / "config" / "papers" / f"{name}.yaml"
-        if not path.exists():
-            continue
-        blocks = read_yaml(path)
+    for name, path in paper_files(schema_path).items():
+        blocks = {k: v for k, v in paper_file(path).items() if k != SCHEMA_KEY}
         block = scale if scale in blocks else BASE_SCALES.get(scale)
         if block not in blocks:
             raise ConfigError(f"{path} has no block for scale {scale!r} (it has: {', '.join(blocks)}); "

@@ -5,24 +5,19 @@ from replikit.papers.interface import (
     config_errors,
     dataset_files,
     get,
-    rule_prefixes,
     stage_inputs,
     stage_params,
     stage_resources,
-    unlisted,
     wildcard_constraints_of,
 )
 
-# The list of papers (replikit.papers.PAPERS) and the schema fragments name the same papers.
-if unlisted():
-    raise ValueError("replikit: " + "\n  ".join(unlisted()))
 SEEDS = config["seeds"]
 SCALE = config["scale"]
 # The enabled papers' declarations (replikit.papers.interface), imported and checked here (only
-# these); papers.smk generates their rules.
+# these; two with one rule prefix are a DeclarationError); papers.smk generates their rules.
 PAPERS = [get(name) for name in config["papers"]]
 # Rule-name prefix of each paper's rules (bm_train, ...): the time-limit hint names its config key.
-RULE_PREFIXES = rule_prefixes()
+RULE_PREFIXES = {paper.prefix: paper.name for paper in PAPERS}
 # The papers' own settings: every scorecard row lists how this run departs from them.
 PAPER_CONFIG = load_config(
     ROOT / "config/paper.yaml",

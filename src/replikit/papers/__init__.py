@@ -1,24 +1,23 @@
-"""The replicated papers. Each is one module pair (see `interface`): `<name>.py` runs the
-experiments (its `STAGES`), `<name>_analysis.py` turns their results into figures and claims and
-declares the paper (`SPEC`).
+"""The replicated papers. A paper is its config file `config/papers/<name>.yaml` (settings per scale
+and the schema of its block) and its module `<name>.py` (see `interface`), optionally split into a
+run module and `<name>_analysis.py`.
 
-`PAPERS` is the one list of them: the registry (`interface.get`) imports a paper's modules only
-when that paper is asked for, and a Snakemake job maps its rule to its paper through this list
-alone, so it imports nothing of the other papers."""
+The config files are the one list of papers (`paper_names`): the registry (`interface.get`) imports a
+paper's modules only when that paper is asked for, so a job imports nothing of the other papers."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Protocol, TypeVar
 
-# paper name (config block, results/<name>, modules <name>.py and <name>_analysis.py) -> rule-name
-# prefix (rules <prefix>_<stage>, <prefix>_figure, <prefix>_claims: lowercase letters and digits).
-PAPERS: dict[str, str] = {
-    "benign_memorization": "bm",
-    "cold_posterior": "cp",
-    "continual_learning": "cl",
-    "latent_lookahead": "ll",
-    "rank_collapse": "rc",
-}
+# The papers' config files: one per paper, named <name>.yaml (the config block, results/<name>, the
+# module <name>.py).
+CONFIGS = Path(__file__).resolve().parents[3] / "config" / "papers"
+
+
+def paper_names() -> list[str]:
+    """Every paper, sorted: the names of the files in config/papers/."""
+    return sorted(p.stem for p in CONFIGS.glob("*.yaml"))
 
 
 class _Named(Protocol):

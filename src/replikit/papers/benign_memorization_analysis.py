@@ -314,7 +314,7 @@ FIGURE_FUNCS = {"probe_vs_epoch": figure_probe_vs_epoch, "probe_per_layer": figu
                 "augmentation_diversity": figure_augmentation_diversity, "capacity": figure_capacity}
 
 SPEC = Paper.declare(
-    bm, title="The Curious Case of Benign Memorization (Anagnostidis et al., ICLR 2023)",
+    bm, prefix="bm", title="The Curious Case of Benign Memorization (Anagnostidis et al., ICLR 2023)",
     arxiv="2210.14019",
     figures=figures_of(CAPTIONS, FIGURE_FUNCS,
                        frames={"probe_vs_epoch": "history", "probe_per_layer": "layers",

@@ -384,7 +384,7 @@ CAPTIONS = {
 }
 
 SPEC = Paper.one_table(
-    cp, "results", load_results, CAPTIONS, FIGURE_FUNCS, arxiv="2106.06596, 2205.13900",
+    cp, "results", load_results, CAPTIONS, FIGURE_FUNCS, prefix="cp", arxiv="2106.06596, 2205.13900",
     title="The cold posterior effect: curation, augmentation, prior, invariance (Noci et al., NeurIPS "
     "2021; Bachmann et al., ICML 2022)", claims=claims, dataset=lambda cfg, figure: cfg["dataset"],
     departures=(Departure(

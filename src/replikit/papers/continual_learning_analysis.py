@@ -391,7 +391,7 @@ CAPTIONS = {
 }
 
 SPEC = Paper.one_table(
-    cl, "items", load_items, CAPTIONS, FIGURE_FUNCS, arxiv="2506.16884", claims=claims,
+    cl, "items", load_items, CAPTIONS, FIGURE_FUNCS, prefix="cl", arxiv="2506.16884", claims=claims,
     title="The Importance of Being Lazy: feature learning, width and forgetting (Graldi et al., ICML 2025)",
     dataset=lambda cfg, figure: "mnist" if figure == "similarity" else cl.main_dataset(cfg),
     # The paper body is not available offline: its grids, widths, depth and budgets are our choices.

@@ -1,10 +1,12 @@
 """The one interface every replicated paper implements, and the registry that finds them.
 
-A paper is an entry of `replikit.papers.PAPERS` (name -> rule prefix), `replikit/papers/<name>.py`
-(run specs, training, its `STAGES`), `<name>_analysis.py` (figures, claims), which declares
-`SPEC = Paper(...)`, and the schema fragment `workflow/schemas/papers/<name>.schema.yaml` of its config
-block. The registry imports a paper only when asked for it (`get`), and checks its declaration then
-(`declaration_errors`: every rule a paper must follow, with the fix). `workflow/rules/papers.smk`
+A paper is two files: its config file `config/papers/<name>.yaml` (one block of settings per scale
+and the `schema:` of its block; these files are the list of papers) and its module
+`replikit/papers/<name>.py` (run specs, what one job computes, its `STAGES`, figures, claims) ending
+in `SPEC = Paper.declare(...)`. A paper may move its figures and claims, with its `SPEC`, into
+`<name>_analysis.py`, so that its training jobs import no analysis code. The registry imports a
+paper only when asked for it (`get`), and checks its declaration then (`declaration_errors`: every
+rule a paper must follow, with the fix). `workflow/rules/papers.smk`
 generates each enabled paper's rules from its SPEC, and three generic scripts run them:
 
 - `<prefix>_<stage>` per `Stage`: training (one job per run and seed) and any extra stage (data
@@ -12,8 +14,9 @@ generates each enabled paper's rules from its SPEC, and three generic scripts ru
 - `<prefix>_figure`: one job per `Figure`, which aggregates the runs the figure needs;
 - `<prefix>_claims`: the scorecard (`results/<name>/claims.json`).
 
-A stage job imports only `<name>.py` (`stage_for_rule`); figure and claims jobs import the paper's
-two modules (`for_rule`); neither imports another paper.
+A job finds its paper without a lookup table: a stage job from its log path
+(`logs/<name>/<stage>/...`, `stage_of_job`), which imports only `<name>.py`; figure and claims jobs
+from their `paper` param (`get`). No job imports another paper.
 
 A run's job reruns only when its run-defining config (`Stage.config`) changes.
 """
@@ -21,6 +24,7 @@ A run's job reruns only when its run-defining config (`Stage.config`) changes.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import re
 import shutil
 import string
@@ -30,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import PAPERS
+from . import CONFIGS, paper_names
 
 if TYPE_CHECKING:  # pandas only in figure and claims jobs (they load it with the paper's analysis module)
     import pandas as pd
@@ -41,14 +45,57 @@ if TYPE_CHECKING:  # pandas only in figure and claims jobs (they load it with th
 Wildcards = Any  # snakemake.io.Wildcards: attribute access by wildcard name
 # The wildcards a stage's outputs may use: Stage.log names exactly these in its log path.
 STAGE_WILDCARDS = ("run", "task", "seed")
-# Schema fragments of the papers' config blocks (replikit.config joins them into the main schema).
-SCHEMAS = Path(__file__).resolve().parents[3] / "workflow/schemas/papers"
 
 
 def dataset_files(name: str) -> dict[str, str]:
     """The prepared dataset `name` (rule prepare_dataset): canonical tensors and their manifest."""
     return {"tensors": f"resources/data/{name}/tensors.pt",
             "manifest": f"resources/data/{name}/manifest.json"}
+
+
+@dataclass(frozen=True)
+class Run:
+    """A generic run: a kind and parameters, which writes and parses its own name, e.g.
+    `Run.of("sweep", depth=4, lr=0.01).name == "sweep_depth-4_lr-0.01"`. A paper may use it as its run
+    spec (`RunSpec = Run`, `RUN_PATTERN = Run.PATTERN`) instead of writing a grammar of its own.
+    Keys are lowercase letters; values are integers, floats or words without '_' or '/'."""
+
+    kind: str
+    params: tuple[tuple[str, int | float | str], ...] = ()
+
+    PATTERN = r"[a-z][a-z0-9]*(?:_[a-z]+-[A-Za-z0-9.+-]+)*"
+
+    @classmethod
+    def of(cls, kind: str, **params: int | float | str) -> Run:
+        run = cls(kind, tuple(params.items()))
+        if not re.fullmatch(cls.PATTERN, run.name) or cls.parse(run.name) != run:
+            raise ValueError(f"run {kind!r} {params}: kind must be lowercase letters and digits, keys "
+                             "lowercase letters, values numbers or words without '_' (name would be "
+                             f"{run.name!r})")
+        return run
+
+    @property
+    def name(self) -> str:
+        return "_".join([self.kind, *(f"{k}-{v}" for k, v in self.params)])
+
+    def __getitem__(self, key: str) -> int | float | str:
+        return dict(self.params)[key]
+
+    @classmethod
+    def parse(cls, name: str) -> Run:
+        if not re.fullmatch(cls.PATTERN, name):
+            raise ValueError(f"not a run name (kind_key-value_...): {name!r}")
+        kind, *tokens = name.split("_")
+        return cls(kind, tuple((k, _value(v)) for k, v in (t.split("-", 1) for t in tokens)))
+
+
+def _value(text: str) -> int | float | str:
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
 
 
 @dataclass
@@ -169,10 +216,10 @@ class Paper:
 
     @classmethod
     def declare(cls, module: Any, **fields: Any) -> Paper:
-        """A paper whose run-side pieces are its module's: PAPER, RunSpec, RUN_PATTERN,
-        experiment_runs, RUN_FILES, STAGES and (if any) config_errors; its rule prefix is its entry
-        of `replikit.papers.PAPERS`; `fields` give the rest."""
-        return cls(name=module.PAPER, prefix=PAPERS.get(module.PAPER, ""), run_spec=module.RunSpec,
+        """A paper whose run-side pieces are its run module's: PAPER, RunSpec, RUN_PATTERN,
+        experiment_runs, RUN_FILES, STAGES and (if any) config_errors; `fields` give the rest, among
+        them its rule `prefix`."""
+        return cls(name=module.PAPER, run_spec=module.RunSpec,
                    run_pattern=module.RUN_PATTERN, experiments=module.experiment_runs,
                    run_files=module.RUN_FILES, stages=module.STAGES,
                    config_errors=getattr(module, "config_errors", lambda cfg: []), **fields)
@@ -267,7 +314,7 @@ def wildcard_constraints_of(paper: Paper, stage: Stage) -> dict[str, str]:
 def run_stage(sm: Any, device: Any) -> None:
     """A stage job (workflow/scripts/paper_stage.py): run it, then drop its checkpoint or work dir.
     Imports only the paper's run module (no analysis, pandas or plotting)."""
-    stage = stage_for_rule(sm.rule)
+    stage = stage_of_job(sm.log[0])
     job = Job.from_snakemake(sm, device)
     stage.run(job)
     if job.scratch:
@@ -280,7 +327,7 @@ def draw_figure(sm: Any) -> None:
     from ..io import read_json
     from ..provenance import write_figure_record
 
-    paper, _ = for_rule(sm.rule)
+    paper = get(sm.params.paper)
     fig, cfg, runs = paper.figure(sm.wildcards.figure), sm.params.cfg, list(sm.input.runs)
     subset = bool(read_json(sm.input.manifest)["subset"]) if "manifest" in sm.input.keys() else False
     table = fig.draw(paper.load_results({fig.reads: runs}), paper.experiments(cfg)[fig.name],
@@ -297,7 +344,7 @@ def score_claims(sm: Any) -> None:
     from ..io import read_json
     from ..provenance import record
 
-    paper, _ = for_rule(sm.rule)
+    paper = get(sm.params.paper)
     cfg, seeds = sm.params.cfg, list(sm.params.seeds)
     files = {kind: list(sm.input[kind]) for kind in paper.claim_reads}
     manifest = read_json(sm.input.manifest) if "manifest" in sm.input.keys() else None
@@ -325,30 +372,25 @@ def _wildcards(pattern: str) -> set[str]:
     return {name.split(",")[0] for _, name, _, _ in string.Formatter().parse(pattern) if name}
 
 
-def declaration_errors(paper: Paper, papers: Mapping[str, str] = PAPERS,
-                       schemas: Path = SCHEMAS) -> list[str]:
+def declaration_errors(paper: Paper, others: Mapping[str, str] | None = None,
+                       configs: Path = CONFIGS) -> list[str]:
     """Every rule of the interface that `paper` breaks, as `field: problem; fix: ...` (none: []).
-    `papers` is the list of papers (name -> rule prefix), `schemas` the folder of schema fragments."""
+    `others`: the other papers registered alongside (name -> rule prefix); `configs`: the folder of
+    the papers' config files."""
     errors: list[str] = []
 
     def bad(where: str, problem: str, fix: str) -> None:
         errors.append(f"{where}: {problem}; fix: {fix}")
 
-    listed = "src/replikit/papers/__init__.py (PAPERS)"
-    if paper.name not in papers:
-        bad("name", f"{paper.name!r} is not in the list of papers",
-            f"add {paper.name!r}: '<prefix>' to {listed}")
-    elif paper.prefix != papers[paper.name]:
-        bad("prefix", f"{paper.prefix!r} differs from the list's {papers[paper.name]!r}",
-            f"declare the paper with Paper.declare (which takes the list's prefix), or change {listed}")
+    config_file = configs / f"{paper.name}.yaml"
     if not re.fullmatch(r"[a-z][a-z0-9]*", paper.prefix):
         bad("prefix", f"{paper.prefix!r} is not lowercase letters and digits (rules are named "
-            "<prefix>_<stage> and a job finds its paper by the text before the first '_')",
-            f"choose a prefix such as 'ab' in {listed}")
-    others = sorted(n for n, p in papers.items() if p == paper.prefix and n != paper.name)
-    if others:
-        bad("prefix", f"{paper.prefix!r} is also the prefix of {', '.join(others)} (rule names would clash)",
-            f"choose a prefix no other paper uses in {listed}")
+            "<prefix>_<stage>, and the SLURM time-limit hint finds a rule's paper by the text before the "
+            "first '_')", "declare a prefix such as prefix='ab' in Paper.declare")
+    clash = sorted(n for n, p in (others or {}).items() if p == paper.prefix and n != paper.name)
+    if clash:
+        bad("prefix", f"{paper.prefix!r} is also the prefix of {', '.join(clash)} (rule names would clash)",
+            "declare a prefix no other paper uses")
 
     if "metrics" not in paper.run_files:
         bad("run_files", f"no kind named 'metrics' (it has: {', '.join(paper.run_files) or 'none'})",
@@ -409,28 +451,32 @@ def declaration_errors(paper: Paper, papers: Mapping[str, str] = PAPERS,
         if stage.directory and len(stage.outputs) != 1:
             bad(f"{where}.directory", "a directory stage has more than one output", "declare one output")
 
-    fragment = schemas / f"{paper.name}.schema.yaml"
     ref = "resources: {$ref: \"#/definitions/resources\", default: {}}"
-    if not fragment.exists():
-        bad("schema", f"{fragment} does not exist (the paper's config block has no schema, so no config "
-            "has a block for it)", f"write it: type: object with the block's keys under properties, "
-            f"among them {ref}")
+    if not config_file.exists():
+        bad("name", f"{config_file} does not exist (the papers are the files in {configs})",
+            f"write it: a smoke, default and paper block of settings, and schema: with type: object, the "
+            f"block's keys under properties, among them {ref}")
     else:
-        import yaml
+        from ..config import SCHEMA_KEY, ConfigError, paper_file
 
-        props = (yaml.safe_load(fragment.read_text()) or {}).get("properties") or {}
-        if (props.get("resources") or {}).get("$ref") != "#/definitions/resources":
-            bad("schema", f"{fragment} does not declare the paper's resources (its stages' runtime, "
-                "mem_mb and gpu come from the block's 'resources')", f"add under properties: {ref}")
+        try:
+            props = paper_file(config_file)[SCHEMA_KEY].get("properties") or {}
+        except ConfigError as e:
+            bad("schema", str(e), f"add `{SCHEMA_KEY}:` to {config_file}")
+        else:
+            if (props.get("resources") or {}).get("$ref") != "#/definitions/resources":
+                bad("schema", f"{config_file} `{SCHEMA_KEY}:` does not declare the paper's resources (its "
+                    "stages' runtime, mem_mb and gpu come from the block's 'resources')",
+                    f"add under its properties: {ref}")
     return errors
 
 
-def check(paper: Paper, papers: Mapping[str, str] = PAPERS, schemas: Path = SCHEMAS) -> Paper:
+def check(paper: Paper, others: Mapping[str, str] | None = None, configs: Path = CONFIGS) -> Paper:
     """`paper`, or DeclarationError naming the paper, each broken rule's field and its fix."""
-    errors = declaration_errors(paper, papers, schemas)
+    errors = declaration_errors(paper, others, configs)
     if errors:
-        raise DeclarationError(f"paper {paper.name!r} (replikit.papers.{paper.name}_analysis.SPEC) breaks "
-                               "the paper interface:\n  " + "\n  ".join(errors))
+        raise DeclarationError(f"paper {paper.name!r} ({_declared_in(paper.name)}.SPEC) breaks the paper "
+                               "interface:\n  " + "\n  ".join(errors))
     return paper
 
 
@@ -438,57 +484,58 @@ _REGISTRY: dict[str, Paper] = {}
 
 
 def _listed(name: str) -> None:
-    if name not in PAPERS:
-        raise KeyError(f"no paper named {name!r}; declared: {', '.join(sorted(PAPERS))} (a new paper goes "
-                       "into PAPERS in src/replikit/papers/__init__.py)")
+    if name not in paper_names():
+        raise KeyError(f"no paper named {name!r}; declared: {', '.join(paper_names())} (a paper is "
+                       f"config/papers/<name>.yaml and src/replikit/papers/<name>.py)")
+
+
+def _declared_in(name: str) -> str:
+    """The module that declares paper `name`'s SPEC: `<name>_analysis` where the paper has one, else
+    `<name>`."""
+    analysis = f"{__package__}.{name}_analysis"
+    return analysis if importlib.util.find_spec(analysis) is not None else f"{__package__}.{name}"
 
 
 def get(name: str) -> Paper:
-    """The paper `name`, its two modules imported (only they) and its declaration checked, once."""
+    """The paper `name`, its module(s) imported (only they) and its declaration checked, once."""
     _listed(name)
     if name not in _REGISTRY:
-        module = importlib.import_module(f"{__package__}.{name}_analysis")
+        where = _declared_in(name)
+        try:
+            module = importlib.import_module(where)
+        except ModuleNotFoundError as e:
+            if e.name != where:
+                raise
+            raise DeclarationError(f"paper {name!r}: config/papers/{name}.yaml exists but module {where} "
+                                   f"does not; fix: write src/replikit/papers/{name}.py, ending in SPEC = "
+                                   "Paper.declare(...)") from None
         spec = getattr(module, "SPEC", None)
         if not isinstance(spec, Paper) or spec.name != name:
-            raise DeclarationError(f"paper {name!r}: {module.__name__} declares no SPEC = Paper(...) named "
-                                   f"{name!r}; fix: end it with SPEC = Paper.declare({name}, ...)")
-        _REGISTRY[name] = check(spec)
+            raise DeclarationError(f"paper {name!r}: {where} declares no SPEC = Paper(...) named "
+                                   f"{name!r}; fix: end it with SPEC = Paper.declare(...), with "
+                                   f"PAPER = {name!r} in {name}.py")
+        _REGISTRY[name] = check(spec, {n: p.prefix for n, p in _REGISTRY.items()})
     return _REGISTRY[name]
 
 
 def registry() -> dict[str, Paper]:
-    """All papers, by name: imports every one (a job uses `get`, `for_rule` or `stage_for_rule`)."""
-    return {name: get(name) for name in PAPERS}
+    """All papers, by name: imports every one (a job uses `get` or `stage_of_job`)."""
+    return {name: get(name) for name in paper_names()}
 
 
-def rule_prefixes() -> dict[str, str]:
-    """Rule-name prefix -> paper name (the time-limit hint names the paper's runtime key)."""
-    return {prefix: name for name, prefix in PAPERS.items()}
-
-
-def _of_rule(rule: str) -> tuple[str, str]:
-    prefix, _, what = rule.partition("_")
-    names = rule_prefixes()
-    if prefix not in names:
-        raise KeyError(f"rule {rule!r} belongs to no declared paper (prefixes: {', '.join(sorted(names))})")
-    return names[prefix], what
-
-
-def for_rule(rule: str) -> tuple[Paper, str]:
-    """The paper and the stage (or `figure`, `claims`) that a generated rule runs; imports that
-    paper only."""
-    name, what = _of_rule(rule)
-    return get(name), what
-
-
-def stage_for_rule(rule: str) -> Stage:
-    """The stage a generated stage rule runs, from the paper's run module alone (`<name>.STAGES`,
-    which `Paper.declare` makes the paper's stages): a training job loads no analysis code."""
-    name, what = _of_rule(rule)
+def stage_of_job(log: str) -> Stage:
+    """The stage a generated stage job runs, found from its log path `logs/<paper>/<stage>/...`
+    (`Stage.log`) and the paper's run module alone (`<name>.STAGES`, which `Paper.declare` makes the
+    paper's stages): a training job loads no other paper, and no analysis code of its own."""
+    parts = Path(log).parts
+    if "logs" not in parts or len(parts) < parts.index("logs") + 3:
+        raise KeyError(f"log {log!r} is not logs/<paper>/<stage>/...: not a generated stage job")
+    name, what = parts[parts.index("logs") + 1: parts.index("logs") + 3]
+    _listed(name)
     module = importlib.import_module(f"{__package__}.{name}")
     stage = next((s for s in getattr(module, "STAGES", ()) if s.name == what), None)
     if stage is None:
-        raise KeyError(f"rule {rule!r}: {module.__name__}.STAGES has no stage {what!r}")
+        raise KeyError(f"log {log!r}: {module.__name__}.STAGES has no stage {what!r}")
     return stage
 
 
@@ -496,18 +543,5 @@ def config_errors(config: dict, papers: list[str] | None = None) -> list[str]:
     """Constraints between keys that a schema cannot express: each enabled paper's `config_errors`
     (replikit.config.validate_config's `constraints`); `papers`: check these instead of the enabled."""
     names = config.get("papers", []) if papers is None else papers
-    return [e for name in names if name in PAPERS and isinstance(config.get(name), dict)
+    return [e for name in names if name in paper_names() and isinstance(config.get(name), dict)
             for e in get(name).config_errors(config[name])]
-
-
-def unlisted(papers: Mapping[str, str] = PAPERS, schemas: Path = SCHEMAS) -> list[str]:
-    """Mismatches between the list of papers and the schema fragments, as errors with their fix
-    (checked without importing any paper)."""
-    fragments = {p.name.removesuffix(".schema.yaml") for p in schemas.glob("*.schema.yaml")}
-    ref = "resources: {$ref: \"#/definitions/resources\", default: {}}"
-    return ([f"paper {n!r}: its schema fragment {schemas / f'{n}.schema.yaml'} is missing (no config has a "
-             f"block for it); fix: write it, with {ref} among its properties"
-             for n in sorted(set(papers) - fragments)]
-            + [f"schema fragment {schemas / f'{n}.schema.yaml'}: no paper {n!r} in the list of papers; fix: "
-               "add it to PAPERS in src/replikit/papers/__init__.py, or remove the fragment"
-               for n in sorted(fragments - set(papers))])

@@ -400,7 +400,7 @@ FIGURE_FUNCS = {"accuracy_table": figure_accuracy_table, "tau_scaling": figure_t
                 "maze_example": figure_maze_example, "sudoku9_example": figure_sudoku9_example}
 
 SPEC = Paper.declare(
-    ll, title="Thinking into the Future: Latent Lookahead Training for Transformers "
+    ll, prefix="ll", title="Thinking into the Future: Latent Lookahead Training for Transformers "
     "(Noci et al., 2026)", arxiv="2603.20219",
     figures=figures_of(CAPTIONS, FIGURE_FUNCS, takes_subset=False,
                        frames={**{n: "final" for n in CAPTIONS}, "training_curves": "history",

@@ -335,7 +335,7 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
 # ---------------------------------------------------------------- the paper's declaration
 
 SPEC = Paper.one_table(
-    rc, "rows", load_results, CAPTIONS, FIGURE_FUNCS, arxiv="2206.03126", claims=claims,
+    rc, "rows", load_results, CAPTIONS, FIGURE_FUNCS, prefix="rc", arxiv="2206.03126", claims=claims,
     title="Signal propagation in transformers: theoretical perspectives and the role of rank collapse "
     "(Noci, Anagnostidis, Biggio et al., NeurIPS 2022)",
     departures=(Departure(
