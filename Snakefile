@@ -44,7 +44,6 @@ onerror:
 
 wildcard_constraints:
     seed=r"\d+",
-    dataset=r"cifar10|mnist",
 
 
 include: "workflow/rules/common.smk"

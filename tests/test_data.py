@@ -64,3 +64,36 @@ def test_save_and_load_check_the_manifest(tmp_path):
         f.write(b"corruption")
     with pytest.raises(data.ChecksumError, match="does not match its manifest"):
         data.load(tmp_path / "t.pt", manifest)
+
+
+# ---------------------------------------------------------------- datasets a paper declares
+
+
+def test_a_declared_dataset_is_prepared_like_the_built_in_ones(tmp_path, monkeypatch):
+    """A paper's own dataset (here: MNIST's files under another name) goes through the same
+    sources, checksums, copy-outside-shared and error messages as MNIST."""
+    from replikit import datasets
+    from replikit.config import size_errors
+
+    monkeypatch.setattr(datasets, "_REGISTRY", dict(datasets._REGISTRY))
+    digits = datasets.register(datasets.Dataset("digits", "Digits", (60000, 10000),
+                                                local_files=datasets.MNIST.local_files, torchvision="MNIST"))
+    assert datasets.register(digits) is digits and "digits" in datasets.names()
+    with pytest.raises(ValueError, match="'digits' is declared twice, differently"):
+        datasets.register(datasets.Dataset("digits", "Other", (1, 1)))
+    assert size_errors("x.n_train", 70000, "digits", "train") == [
+        "config key 'x.n_train' is 70000 but Digits has only 60000 training images; use at most 60000 "
+        "(or null for all)"]
+
+    prepared = data.prepare("digits", [str(SHARED)], tmp_path / "dl", ["local"])
+    assert prepared.source == f"local:{SHARED / 'MNIST' / 'raw'}"
+    assert prepared.x_train.shape == (60000, 1, 28, 28)
+    assert (tmp_path / "dl/MNIST/raw/train-images-idx3-ubyte").exists()
+
+    with pytest.raises(data.DataError, match=r"(?s)subset: no verified subset is declared for Digits.*"
+                       r"Download MNIST/raw/ with train-images-idx3-ubyte.gz"):
+        data.prepare("digits", [str(tmp_path / "empty")], tmp_path / "dl2", ["local", "subset"])
+    with pytest.raises(data.DataError, match="unknown dataset 'nope'; available: cifar10, digits, mnist"):
+        data.prepare("nope", [str(SHARED)], tmp_path / "dl3", ["local"])
+    with pytest.raises(ValueError, match="use lowercase letters and digits"):
+        datasets.Dataset("Bad_Name", "x", (1, 1))

@@ -18,6 +18,7 @@ import yaml
 
 from replikit import data, io
 from replikit.config import ConfigError, read_yaml, validate_config
+from replikit.datasets import MNIST
 from replikit.device import DeviceError
 from replikit.jobs import JobLockedError, job, time_limit_hints
 from replikit.papers.benign_memorization import Run, RunSpec
@@ -60,7 +61,7 @@ def test_damaged_extracted_mnist_is_re_extracted_and_a_cache_is_not_a_download(t
     logged: list[str] = []
     offline = data.prepare("mnist", [], downloads, ["local", "torchvision"], log=logged.append)
     assert offline.source == f"cache:{downloads}" and offline.source != "torchvision-download"
-    assert offline.source_files == {str(raw / f): md5 for f, md5 in data.MNIST_FILES.items()}
+    assert offline.source_files == {str(downloads / f): md5 for f, md5 in MNIST.local_files.items()}
     assert logged[-1] == f"[data] mnist: using cache:{downloads}"
     assert torch.equal(offline.y_train, good.y_train)
 

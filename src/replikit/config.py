@@ -20,8 +20,6 @@ import yaml
 if TYPE_CHECKING:  # imported where a config is validated: jsonschema's import takes ~2 s, every job paid it
     import jsonschema
 
-# Training / test images of the full datasets (the CIFAR-10 subset has fewer; jobs check that).
-FULL_SIZES = {"cifar10": (50000, 10000), "mnist": (60000, 10000)}
 # A scale without blocks of its own in config/papers/<paper>.yaml starts from another's: the preflight
 # is the paper settings with budgets cut (config/preflight.yaml overrides them).
 BASE_SCALES = {"preflight": "paper"}
@@ -115,11 +113,16 @@ def coerce(value: Any, schema: dict, root: dict) -> Any:
 
 
 def size_errors(key: str, n: int | None, dataset: str, split: str, limit: int | None = None) -> list[str]:
-    train, test = FULL_SIZES[dataset]
+    """Config key `key` asks for `n` images of the full dataset's `split` (a subset has fewer: jobs
+    check that against the prepared data)."""
+    from .datasets import get
+
+    ds = get(dataset)
+    train, test = ds.sizes
     most = limit or (train if split == "train" else test)
     if n is None or n <= most:
         return []
-    name = {"cifar10": "CIFAR-10", "mnist": "MNIST"}[dataset]
+    name = ds.title
     what = f"{name} has only {most} {split}ing images" + (" per task" if limit else "")
     return [f"config key '{key}' is {n} but {what}; use at most {most} (or null for all)"]
 

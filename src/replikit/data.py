@@ -1,11 +1,13 @@
 """Image datasets as canonical uint8 tensors plus a manifest.
 
-Sources are tried in the configured order:
+Any dataset of the registry (`replikit.datasets`: CIFAR-10, MNIST and those the papers declare)
+is prepared from its sources, tried in the configured order:
   local        a full copy found under one of `search_paths` (checksums verified)
   torchvision  the real download (md5 checked by torchvision) into `download_dir`
   huggingface  `datasets.load_dataset` from the hub
-  subset       CIFAR-10 only: the verified `cifar10-subset.npz` (7,728 train + 1,000 test);
-               the manifest then carries `subset: true`, which every figure and the report show.
+  subset       where the dataset declares one, a verified subset (CIFAR-10: `cifar10-subset.npz`,
+               7,728 train + 1,000 test); the manifest then carries `subset: true`, which every
+               figure and the report show.
 A corrupt local copy is an error, never silently skipped, and it is found before any other source
 is tried. Prepared data comes only from verified bytes: extracted MNIST files (which torchvision
 reuses when they merely exist) are removed and re-extracted from the verified archives every time.
@@ -23,19 +25,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from .datasets import Dataset
+from .datasets import get as dataset
 from .io import file_digest, tensor_digest, torch_save, write_json
 
-CIFAR10_ARCHIVE = ("cifar-10-python.tar.gz", "c58f30108f718f92721af3b95e74349a")
-CIFAR10_URL = "https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz"
-CIFAR10_SUBSET = ("cifar10-subset.npz", "8299bffa37f32fd043c45fc373dafb8e")
-MNIST_FILES = {
-    "train-images-idx3-ubyte.gz": "f68b3c2dcbeaaa9fbdd348bbdeb94873",
-    "train-labels-idx1-ubyte.gz": "d53e105ee54ea40749a09fcbcd1e9432",
-    "t10k-images-idx3-ubyte.gz": "9fb629c4189551a2d022fa330f9573f3",
-    "t10k-labels-idx1-ubyte.gz": "ec29112dd5afa0611ce80d1b7f02629c",
-}
-HF_NAMES = {"cifar10": ("uoft-cs/cifar10", "img", "label"), "mnist": ("ylecun/mnist", "image", "label")}
-DATASETS = ("cifar10", "mnist")
 SOURCES = ("local", "torchvision", "huggingface", "subset")
 
 
@@ -97,40 +90,33 @@ def require_count(key: str, n: int | None, available: int, what: str = "training
                         f"CIFAR-10 subset); lower {key} to at most {available}, or set it to null for all")
 
 
-def _mnist_raw(download_dir: Path) -> Path:
-    return download_dir / "MNIST" / "raw"
+def _remove_extracted(ds: Dataset, download_dir: Path) -> None:
+    """Drop files extracted from the .gz archives (MNIST's): torchvision reuses them when they exist,
+    unverified."""
+    for relative in ds.local_files:
+        if relative.endswith(".gz") and not relative.endswith(".tar.gz"):
+            (download_dir / relative.removesuffix(".gz")).unlink(missing_ok=True)
 
 
-def _remove_extracted(name: str, download_dir: Path) -> None:
-    """Drop extracted MNIST files: torchvision reuses them when they exist, unverified."""
-    if name == "mnist":
-        for fname in MNIST_FILES:
-            (_mnist_raw(download_dir) / fname.removesuffix(".gz")).unlink(missing_ok=True)
-
-
-def _verified_archives(name: str, download_dir: Path) -> dict[str, str] | None:
+def _verified_archives(ds: Dataset, download_dir: Path) -> dict[str, str] | None:
     """path -> md5 of the archives already in `download_dir` when all are there and verified."""
-    wanted = {download_dir / CIFAR10_ARCHIVE[0]: CIFAR10_ARCHIVE[1]} if name == "cifar10" else \
-        {_mnist_raw(download_dir) / f: md5 for f, md5 in MNIST_FILES.items()}
-    if not all(p.exists() and file_digest(p, "md5") == md5 for p, md5 in wanted.items()):
+    wanted = {download_dir / relative: md5 for relative, md5 in ds.local_files.items()}
+    if not wanted or not all(p.exists() and file_digest(p, "md5") == md5 for p, md5 in wanted.items()):
         return None
     return {str(p): md5 for p, md5 in wanted.items()}
 
 
-def _local_files(name: str, sources: list[str] | tuple[str, ...]) -> dict[str, str]:
+def _local_files(ds: Dataset, sources: list[str] | tuple[str, ...]) -> dict[str, str]:
     """Relative path -> md5 of every local copy the `sources` would read."""
-    files = {}
-    if "local" in sources:
-        files.update({CIFAR10_ARCHIVE[0]: CIFAR10_ARCHIVE[1]} if name == "cifar10" else
-                     {f"MNIST/raw/{f}": md5 for f, md5 in MNIST_FILES.items()})
-    if "subset" in sources and name == "cifar10":
-        files[CIFAR10_SUBSET[0]] = CIFAR10_SUBSET[1]
+    files = dict(ds.local_files) if "local" in sources else {}
+    if "subset" in sources and ds.subset:
+        files[ds.subset[0]] = ds.subset[1]
     return files
 
 
 def verify_local_copies(name: str, search_paths: list[str], sources: list[str] | tuple[str, ...]) -> None:
     """Fail at once (before any network source is tried) when a local copy fails its checksum."""
-    for relative, md5 in _local_files(name, sources).items():
+    for relative, md5 in _local_files(dataset(name), sources).items():
         path = _find(search_paths, relative)
         if path is not None:
             verify_md5(path, md5)
@@ -146,67 +132,64 @@ def _from_torchvision(ds_train, ds_test, classes: list[str]) -> dict:
                 classes=list(classes))
 
 
-def _torchvision_load(name: str, root: Path, download: bool) -> dict:
+def _torchvision_load(ds: Dataset, root: Path, download: bool) -> dict:
     import torchvision
 
-    cls = {"cifar10": torchvision.datasets.CIFAR10, "mnist": torchvision.datasets.MNIST}[name]
+    if ds.torchvision is None:
+        raise SourceUnavailable(f"{ds.title} declares no torchvision class")
+    cls = getattr(torchvision.datasets, ds.torchvision)
     train = cls(str(root), train=True, download=download)
     test = cls(str(root), train=False, download=download)
     return _from_torchvision(train, test, train.classes)
 
 
-def _local(name: str, search_paths: list[str], download_dir: Path) -> Prepared:
-    if name == "cifar10":
-        archive = _find(search_paths, CIFAR10_ARCHIVE[0])
-        if archive is not None:
-            md5 = verify_md5(archive, CIFAR10_ARCHIVE[1])
-            download_dir.mkdir(parents=True, exist_ok=True)
-            shutil.copy(archive, download_dir / CIFAR10_ARCHIVE[0])
-            t = _torchvision_load(name, download_dir, download=True)  # extracts, checks md5 again
-            return Prepared(**t, source=f"local:{archive}", source_files={str(archive): md5})
-        extracted = _find(search_paths, "cifar-10-batches-py")
-        if extracted is not None:
-            try:  # torchvision checks the md5 of every batch file
-                t = _torchvision_load(name, extracted.parent, download=False)
-            except RuntimeError as e:
-                raise ChecksumError(f"local CIFAR-10 copy at {extracted} is corrupt: {e}") from e
-            return Prepared(**t, source=f"local:{extracted}", source_files={str(extracted): "verified"})
-        raise SourceUnavailable("no cifar-10-python.tar.gz or cifar-10-batches-py in search paths")
-    raw = _find(search_paths, "MNIST/raw")
-    if raw is None or not all((raw / f).exists() for f in MNIST_FILES):
-        raise SourceUnavailable("no MNIST/raw/*.gz in search paths")
-    dest = _mnist_raw(download_dir)
-    dest.mkdir(parents=True, exist_ok=True)
-    files = {}
-    for fname, md5 in MNIST_FILES.items():
-        files[str(raw / fname)] = verify_md5(raw / fname, md5)
-        shutil.copy(raw / fname, dest / fname)  # extract in our folder, never in the source
-    _remove_extracted(name, download_dir)
-    t = _torchvision_load(name, download_dir, download=True)
-    return Prepared(**t, source=f"local:{raw}", source_files=files)
+def _local(ds: Dataset, search_paths: list[str], download_dir: Path) -> Prepared:
+    found = {relative: _find(search_paths, relative) for relative in ds.local_files}
+    if found and all(found.values()):
+        files = {}
+        for relative, path in found.items():
+            files[str(path)] = verify_md5(path, ds.local_files[relative])
+            (download_dir / relative).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(path, download_dir / relative)  # extract in our folder, never in the source
+        _remove_extracted(ds, download_dir)
+        t = _torchvision_load(ds, download_dir, download=True)  # extracts, checks md5 again
+        paths = list(found.values())
+        where = paths[0] if len(paths) == 1 else paths[0].parent
+        return Prepared(**t, source=f"local:{where}", source_files=files)
+    extracted = _find(search_paths, ds.extracted) if ds.extracted else None
+    if extracted is not None:
+        try:  # torchvision checks the md5 of every extracted file
+            t = _torchvision_load(ds, extracted.parent, download=False)
+        except RuntimeError as e:
+            raise ChecksumError(f"local {ds.title} copy at {extracted} is corrupt: {e}") from e
+        return Prepared(**t, source=f"local:{extracted}", source_files={str(extracted): "verified"})
+    wanted = list(ds.local_files) + ([ds.extracted] if ds.extracted else [])
+    raise SourceUnavailable(f"no {' or '.join(wanted) or 'local files declared'} in search paths")
 
 
-def _download(name: str, download_dir: Path) -> Prepared:
+def _download(ds: Dataset, download_dir: Path) -> Prepared:
     """torchvision's download; archives already in `download_dir` that pass their md5 are reused
     (and the manifest says so: source `cache:<download_dir>`, not a download)."""
-    cached = _verified_archives(name, download_dir)
-    _remove_extracted(name, download_dir)
+    cached = _verified_archives(ds, download_dir)
+    _remove_extracted(ds, download_dir)
     try:
-        t = _torchvision_load(name, download_dir, download=True)
+        t = _torchvision_load(ds, download_dir, download=True)
     except (OSError, RuntimeError, ValueError) as e:  # URLError is an OSError
         raise SourceUnavailable(f"torchvision download failed: {e}") from e
     if cached is not None:
         return Prepared(**t, source=f"cache:{download_dir}", source_files=cached)
     return Prepared(**t, source="torchvision-download",
-                    source_files=_verified_archives(name, download_dir) or {})
+                    source_files=_verified_archives(ds, download_dir) or {})
 
 
-def _huggingface(name: str, download_dir: Path) -> Prepared:
+def _huggingface(ds: Dataset, download_dir: Path) -> Prepared:
+    if ds.huggingface is None:
+        raise SourceUnavailable(f"{ds.title} declares no Hugging Face dataset")
     try:
         import datasets
 
-        repo, img_key, label_key = HF_NAMES[name]
-        ds = datasets.load_dataset(repo, cache_dir=str(download_dir / "huggingface"))
+        repo, img_key, label_key = ds.huggingface
+        hub = datasets.load_dataset(repo, cache_dir=str(download_dir / "huggingface"))
     except Exception as e:  # the hub raises many kinds of connection errors
         raise SourceUnavailable(f"Hugging Face hub: {type(e).__name__}: {e}") from e
 
@@ -215,19 +198,19 @@ def _huggingface(name: str, download_dir: Path) -> Prepared:
         x = x.unsqueeze(1) if x.dim() == 3 else x.permute(0, 3, 1, 2).contiguous()
         return x, torch.as_tensor(s[label_key]).long()
 
-    xtr, ytr = split(ds["train"])
-    xte, yte = split(ds["test"])
-    classes = ds["train"].features[label_key].names
+    xtr, ytr = split(hub["train"])
+    xte, yte = split(hub["test"])
+    classes = hub["train"].features[label_key].names
     return Prepared(xtr, ytr, xte, yte, list(classes), source=f"huggingface:{repo}", source_files={})
 
 
-def _subset(name: str, search_paths: list[str]) -> Prepared:
-    if name != "cifar10":
-        raise SourceUnavailable("the verified subset exists for CIFAR-10 only")
-    path = _find(search_paths, CIFAR10_SUBSET[0])
+def _subset(ds: Dataset, search_paths: list[str]) -> Prepared:
+    if ds.subset is None:
+        raise SourceUnavailable(f"no verified subset is declared for {ds.title}")
+    path = _find(search_paths, ds.subset[0])
     if path is None:
-        raise SourceUnavailable(f"no {CIFAR10_SUBSET[0]} in search paths")
-    md5 = verify_md5(path, CIFAR10_SUBSET[1])
+        raise SourceUnavailable(f"no {ds.subset[0]} in search paths")
+    md5 = verify_md5(path, ds.subset[1])
     with np.load(path) as z:
         return Prepared(
             x_train=torch.from_numpy(z["x_train"]).contiguous(),
@@ -242,22 +225,25 @@ def _subset(name: str, search_paths: list[str]) -> Prepared:
 def prepare(name: str, search_paths: list[str], download_dir: str | Path,
             sources: list[str] | tuple[str, ...] = SOURCES,
             log: Callable[[str], None] = lambda m: print(m, file=sys.stderr)) -> Prepared:
-    """Find or download `name`, trying `sources` in order."""
-    if name not in DATASETS:
-        raise DataError(f"unknown dataset {name!r}; available: {', '.join(DATASETS)}")
+    """Find or download dataset `name` (of the registry, `replikit.datasets`), trying `sources` in
+    order."""
+    try:
+        ds = dataset(name)
+    except KeyError as e:
+        raise DataError(e.args[0]) from None
     download_dir = Path(download_dir)
     verify_local_copies(name, search_paths, sources)
     tried = []
     for source in sources:
         try:
             if source == "local":
-                result = _local(name, search_paths, download_dir)
+                result = _local(ds, search_paths, download_dir)
             elif source == "torchvision":
-                result = _download(name, download_dir)
+                result = _download(ds, download_dir)
             elif source == "huggingface":
-                result = _huggingface(name, download_dir)
+                result = _huggingface(ds, download_dir)
             elif source == "subset":
-                result = _subset(name, search_paths)
+                result = _subset(ds, search_paths)
             else:
                 raise DataError(f"unknown data source {source!r}; use {', '.join(SOURCES)}")
         except SourceUnavailable as e:
@@ -266,11 +252,9 @@ def prepare(name: str, search_paths: list[str], download_dir: str | Path,
             continue
         log(f"[data] {name}: using {result.source}")
         return result
-    what = {"cifar10": f"{CIFAR10_ARCHIVE[0]} (from {CIFAR10_URL})",
-            "mnist": "MNIST/raw/ with " + ", ".join(MNIST_FILES)}[name]
     raise DataError(
         f"dataset {name!r} is not available. Tried:\n  " + "\n  ".join(tried)
-        + f"\nDownload {what} and put it in one of data.search_paths {search_paths}, "
+        + f"\nDownload {ds.how_to_get()} and put it in one of data.search_paths {search_paths}, "
         "or run on a machine with internet access."
     )
 

@@ -29,7 +29,7 @@ import torch
 import torch.nn.functional as F
 
 from . import augment as aug
-from .config import FULL_SIZES
+from .datasets import sizes as full_sizes
 from .plan_cost import Builder, Setup, fake_module
 from .probes import to_float
 from .training import make_optimizer
@@ -73,7 +73,7 @@ def benign_memorization(cfg: dict, run: str) -> JobPlan:
     from .papers.benign_memorization import RunSpec
 
     spec = RunSpec.parse(run)
-    n = cfg["n_train"] or FULL_SIZES[cfg["dataset"]][0]
+    n = cfg["n_train"] or full_sizes(cfg["dataset"])[0]
     b = min(cfg["batch_size"], n)
     shape = IMAGE_SHAPES[cfg["dataset"]]
     m, o = cfg["model"], cfg["optimizer"]
@@ -111,7 +111,7 @@ def cold_posterior(cfg: dict, run: str) -> JobPlan:
     from .samplers import SGMCMC, Schedule
 
     spec = cp.RunSpec.parse(run)
-    full_train, full_test = FULL_SIZES[cfg["dataset"]]
+    full_train, full_test = full_sizes(cfg["dataset"])
     n = cfg["n_train"] or full_train
     n = (cfg["curated_size"] or n) if spec.curation else n
     n_test, size, b = cfg["n_test"] or full_test, cfg["image_size"], min(cfg["batch_size"], n)
@@ -166,7 +166,7 @@ def continual_learning(cfg: dict, run: str) -> JobPlan:
     spec = cl.RunSpec.parse(run)
     run_cfg = cl.run_config(cfg, run)
     cifar = spec.stream == "splitcifar10"
-    full_train, full_test = FULL_SIZES[spec.dataset]
+    full_train, full_test = full_sizes(spec.dataset)
     share = 5 if cifar else 1  # a Split CIFAR-10 task holds 2 of the 10 classes
     n_task, n_test = cfg["n_train"] or full_train // share, cfg["n_test"] or full_test // share
     tasks = cfg["n_tasks"]

@@ -1,5 +1,6 @@
 # Shared configuration for all rule files: seeds, scale, the enabled papers and their targets.
 from replikit.config import load_config
+from replikit.datasets import names as dataset_names
 from replikit.fidelity import paper_settings
 from replikit.papers.interface import (
     config_errors,
@@ -16,6 +17,8 @@ SCALE = config["scale"]
 # The enabled papers' declarations (replikit.papers.interface), imported and checked here (only
 # these; two with one rule prefix are a DeclarationError); papers.smk generates their rules.
 PAPERS = [get(name) for name in config["papers"]]
+# Every dataset rule prepare_dataset can make: the built-in ones and those the enabled papers declare.
+DATASETS = dataset_names()
 # Rule-name prefix of each paper's rules (bm_train, ...): the time-limit hint names its config key.
 RULE_PREFIXES = {paper.prefix: paper.name for paper in PAPERS}
 # The papers' own settings: every scorecard row lists how this run departs from them.

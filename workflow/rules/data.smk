@@ -4,6 +4,8 @@
 rule prepare_dataset:
     output:
         **dataset_files("{dataset}"),
+    wildcard_constraints:
+        dataset="|".join(DATASETS),
     params:
         search_paths=config["data"]["search_paths"],
         sources=config["data"]["sources"],

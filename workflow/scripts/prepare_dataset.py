@@ -1,9 +1,13 @@
 """Find or download a dataset and write canonical tensors + manifest."""
 
-from replikit import data
+from replikit import data, datasets
 from replikit.jobs import job
+from replikit.papers.interface import get
 
 with job(snakemake):  # noqa: F821
+    if snakemake.wildcards.dataset not in datasets.names():  # noqa: F821
+        for paper in snakemake.config["papers"]:  # noqa: F821
+            get(paper)  # registers the datasets the enabled papers declare
     p = snakemake.params  # noqa: F821
     prepared = data.prepare(snakemake.wildcards.dataset, p.search_paths, p.download_dir, p.sources)  # noqa: F821
     manifest = data.save(prepared, snakemake.output.tensors, snakemake.output.manifest)  # noqa: F821

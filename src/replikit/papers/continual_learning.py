@@ -26,8 +26,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ..config import FULL_SIZES, size_errors
+from ..config import size_errors
 from ..data import load_prepared, require_count
+from ..datasets import sizes as full_sizes
 from ..io import read_json, tensor_digest, write_json
 from ..models.scaled import Scaling, build_scaled
 from ..seeding import derive_seed, seed_everything
@@ -304,7 +305,7 @@ def config_errors(c: dict) -> list[str]:
         if c["n_tasks"] > SPLIT_CIFAR10_TASKS:
             errors.append(f"config key 'continual_learning.n_tasks' is {c['n_tasks']} but Split CIFAR-10 has "
                           f"{SPLIT_CIFAR10_TASKS} two-class tasks; use n_tasks <= {SPLIT_CIFAR10_TASKS}")
-        train, test = (n // 5 for n in FULL_SIZES["cifar10"])  # two of ten classes per task
+        train, test = (n // 5 for n in full_sizes("cifar10"))  # two of ten classes per task
         errors += size_errors("continual_learning.n_train", c["n_train"], "cifar10", "train", train)
         errors += size_errors("continual_learning.n_test", c["n_test"], "cifar10", "test", test)
     fractions = [("continual_learning.similarity.permuted_fractions", p)

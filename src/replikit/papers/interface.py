@@ -40,6 +40,7 @@ if TYPE_CHECKING:  # pandas only in figure and claims jobs (they load it with th
     import pandas as pd
 
     from ..claims import Claim
+    from ..datasets import Dataset
     from ..fidelity import Departure
 
 Wildcards = Any  # snakemake.io.Wildcards: attribute access by wildcard name
@@ -209,6 +210,9 @@ class Paper:
     departures: tuple[Departure, ...] = ()
     unverified: tuple[str, ...] = ()
     figure_only: tuple[str, ...] = ()
+    # datasets of the paper's own, beyond the built-in CIFAR-10 and MNIST (replikit.datasets): registered
+    # when the paper is loaded, prepared by rule prepare_dataset like the built-in ones.
+    datasets: tuple[Dataset, ...] = ()
     # (key, value): an edit of the paper's config block that changes which runs exist or how they are
     # judged, but not the config of any run that exists both before and after (so Snakemake retrains
     # nothing); a dict value is merged into the key's block. tests/test_interface.py makes the edit.
@@ -514,7 +518,15 @@ def get(name: str) -> Paper:
             raise DeclarationError(f"paper {name!r}: {where} declares no SPEC = Paper(...) named "
                                    f"{name!r}; fix: end it with SPEC = Paper.declare(...), with "
                                    f"PAPER = {name!r} in {name}.py")
-        _REGISTRY[name] = check(spec, {n: p.prefix for n, p in _REGISTRY.items()})
+        check(spec, {n: p.prefix for n, p in _REGISTRY.items()})
+        from .. import datasets
+
+        for ds in spec.datasets:
+            try:
+                datasets.register(ds)
+            except ValueError as e:
+                raise DeclarationError(f"paper {name!r}: datasets: {e}") from None
+        _REGISTRY[name] = spec
     return _REGISTRY[name]
 
 
