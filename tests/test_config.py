@@ -39,3 +39,23 @@ def test_paper_yaml_follows_the_official_settings(root):
     assert cfg["model"] == {"name": "resnet18", "width": 64, "projector_width": 65536}
     assert cfg["optimizer"]["lr"] == 3e-4 and cfg["batch_size"] == 256 and cfg["epochs"] == 10000
     assert cfg["augmentation"] == "full"
+
+
+def test_a_papers_preflight_block_cuts_its_paper_block_key_by_key(root, tmp_path):
+    """scale: preflight = the paper's `paper:` block, its own `preflight:` cuts over it, then the
+    config's keys; a paper with no block for a scale is named with the blocks it has."""
+    from replikit.config import with_paper_settings
+
+    (tmp_path / "workflow/schemas").mkdir(parents=True)
+    (tmp_path / "config/papers").mkdir(parents=True)
+    schema = tmp_path / "workflow/schemas/config.schema.yaml"
+    schema.write_text((root / "workflow/schemas/config.schema.yaml").read_text())
+    (tmp_path / "config/papers/toy.yaml").write_text(
+        "paper: {model: {width: 512, depth: 8}, steps: 1000, lr: 0.1}\n"
+        "preflight: {steps: 2, model: {depth: 2}}\n"
+        "schema: {type: object}\n")
+    cfg = with_paper_settings({"scale": "preflight", "toy": {"lr": 0.5}}, schema)
+    assert cfg["toy"] == {"model": {"width": 512, "depth": 2}, "steps": 2, "lr": 0.5}
+    assert with_paper_settings({"scale": "paper"}, schema)["toy"]["steps"] == 1000
+    with pytest.raises(ConfigError, match="toy.yaml has no block for scale 'smoke' .it has: paper, preflight"):
+        with_paper_settings({"scale": "smoke"}, schema)

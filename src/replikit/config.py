@@ -20,8 +20,9 @@ import yaml
 if TYPE_CHECKING:  # imported where a config is validated: jsonschema's import takes ~2 s, every job paid it
     import jsonschema
 
-# A scale without blocks of its own in config/papers/<paper>.yaml starts from another's: the preflight
-# is the paper settings with budgets cut (config/preflight.yaml overrides them).
+# A scale that starts from another's block: the preflight is the paper settings with budgets cut. A
+# paper's own `preflight:` block in config/papers/<paper>.yaml holds its cuts (merged over its `paper:`
+# block key by key); config/preflight.yaml may override them further.
 BASE_SCALES = {"preflight": "paper"}
 
 
@@ -181,14 +182,16 @@ def with_paper_settings(config: dict, schema_path: str | Path) -> dict:
     scale = config.get("scale", "default")
     for name, path in paper_files(schema_path).items():
         blocks = {k: v for k, v in paper_file(path).items() if k != SCHEMA_KEY}
-        block = scale if scale in blocks else BASE_SCALES.get(scale)
-        if block not in blocks:
+        base = BASE_SCALES.get(scale)
+        if scale not in blocks and base not in blocks:
             raise ConfigError(f"{path} has no block for scale {scale!r} (it has: {', '.join(blocks)}); "
                               f"add one, or set scale to one of those")
         own = config.get(name) or {}
         if not isinstance(own, dict):
             continue  # the schema names it
-        config[name] = _merged(copy.deepcopy(blocks[block] or {}), own)  # key order kept: params compare it
+        settings = copy.deepcopy(blocks[base] or {}) if base in blocks else {}
+        settings = _merged(settings, copy.deepcopy(blocks.get(scale) or {}))
+        config[name] = _merged(settings, own)  # key order kept: params compare it
     return config
 
 
