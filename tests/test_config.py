@@ -57,5 +57,5 @@ def test_a_papers_preflight_block_cuts_its_paper_block_key_by_key(root, tmp_path
     cfg = with_paper_settings({"scale": "preflight", "toy": {"lr": 0.5}}, schema)
     assert cfg["toy"] == {"model": {"width": 512, "depth": 2}, "steps": 2, "lr": 0.5}
     assert with_paper_settings({"scale": "paper"}, schema)["toy"]["steps"] == 1000
-    with pytest.raises(ConfigError, match="toy.yaml has no block for scale 'smoke' .it has: paper, preflight"):
+    with pytest.raises(ConfigError, match="toy.yaml has no block for scale 'smoke' .it has: paper, pre"):
         with_paper_settings({"scale": "smoke"}, schema)

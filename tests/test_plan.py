@@ -156,3 +156,24 @@ def test_cli_prints_every_job_and_writes_json(tmp_path, capsys):
     rows = json.loads(out.read_text())
     assert len(rows) == 10 and all(f"{r['run']} " in printed for r in rows)
     assert "h A100" in printed and "TOTAL" in printed
+
+
+def test_a_paper_without_a_cost_model_is_skipped_and_the_document_feeds_the_report(small_config, tmp_path):
+    """A paper that replikit.plan_jobs has no planner for is named and left out, not a crash; the plan
+    as rule cost_plan writes it renders as the report's "Cost of the paper scale"."""
+    import io
+
+    from replikit.report import cost_plan
+
+    config = {**small_config, "papers": ["no_such_paper", "rank_collapse"]}
+    log = io.StringIO()
+    peaks = {"H100": pl.ACCELERATORS["H100"]}
+    jobs = pl.plan(config, {"rc_train": 10**6}, peaks, log=log)
+    assert "no cost model for no_such_paper: not planned" in log.getvalue()
+    assert {j.paper for j in jobs} == {"rank_collapse"} and pl.not_planned(config) == ["no_such_paper"]
+    doc = pl.document(config, ["small.yaml"], jobs, peaks, 0.4, 1e-5)
+    assert doc["papers"] == ["rank_collapse"] and doc["not_planned"] == ["no_such_paper"]
+    (tmp_path / "plan.json").write_text(json.dumps(doc))
+    section = cost_plan(str(tmp_path / "plan.json"))
+    assert [r["paper"] for r in section["rows"]] == ["rank_collapse"] and section["n_jobs"] == len(jobs)
+    assert section["not_planned"] == ["no_such_paper"] and section["accelerators"] == ["H100"]

@@ -1,4 +1,5 @@
 import json
+from html import unescape
 
 import matplotlib.pyplot as plt
 
@@ -73,3 +74,61 @@ def test_report_renders_scorecard_figures_and_provenance(root, tmp_path):
     assert table[3] == ("| X-2 | paper | inconclusive | not measured | faithful | not measurable at this "
                         "scale: no runs |")
     assert table[4].startswith("| X-3 | hypothesis |")
+
+
+def _plan_job(paper: str, rule: str, run: str, seed: int, hours: float, peak_gb: float,
+              flags: list[str] | None = None) -> dict:
+    return {"paper": paper, "rule": rule, "run": run, "seed": seed, "steps": 1000, "flops": 2e15,
+            "ops_per_step": 500.0, "peak_bytes": int(peak_gb * 1e9),
+            "hours": {"H100": hours, "A100": 2 * hours, "V100": 10 * hours}, "request_mb": 4000,
+            "formula": "epochs 1 x floor(1000/1)", "flags": flags or []}
+
+
+# A plan as rule cost_plan writes it (replikit.plan.document), made by hand: no step is counted here.
+SMALL_PLAN = {
+    "sources": ["config/paper.yaml"], "scale": "paper", "seeds": [0, 1], "papers": ["paperx", "papery"],
+    "not_planned": ["paperz"],
+    "assumptions": {"utilisation": 0.4, "launch_us": 10.0, "gpu_gb": 80.0,
+                    "peaks_tflops": {"H100": {"tf32": 494.0, "fp32": 67.0, "bf16": 989.0},
+                                     "A100": {"tf32": 156.0, "fp32": 19.5, "bf16": 312.0},
+                                     "V100": {"tf32": 15.7, "fp32": 15.7, "bf16": 15.7}}},
+    "jobs": [_plan_job("paperx", "px_train", "small", 0, 2.0, 1.5),
+             _plan_job("paperx", "px_train", "small", 1, 2.0, 1.5),
+             _plan_job("paperx", "px_train", "huge", 0, 30.0, 90.0,
+                       ["needs 90.0 GB, more than an 80 GB GPU: lower paperx.batch_size"]),
+             _plan_job("papery", "py_train", "a", 0, 0.05, 0.2)],
+}
+
+
+def test_cost_of_the_paper_scale_renders_sums_assumptions_and_flags(root, tmp_path):
+    write_json(tmp_path / "plan.json", SMALL_PLAN)
+    inputs = load_inputs([], [], [], [], str(tmp_path / "plan.json"))
+    html, md = tmp_path / "index.html", tmp_path / "index.md"
+    render(str(root / "reports"), inputs, str(html), str(md))
+    page, text = html.read_text(), md.read_text()
+    assert "Cost of the paper scale</h2>" in page and "## Cost of the paper scale" in text
+    # per paper: jobs, PFLOP (2 a job), H100 / A100 / V100 hours, longest job, peak memory, flags
+    assert "| paperx | 3 | 6 | 34 | 68 | 340 | 30.0 h (huge) | 90.0 GB (huge) | 1 |" in text
+    assert "| papery | 1 | 2 | 0.05 | 0.10 | 0.50 | 0.05 h (a) | 0.2 GB (a) | 0 |" in text
+    assert "| **total** | **4** | **8** | **34** | **68** | **340** |" in text
+    assert "<td>paperx</td><td>3</td><td>6</td><td>34</td><td>68</td><td>340</td>" in page
+    # the flagged job names its setting; the paper without a cost model is named
+    flag = "px_train` huge (1 job): needs 90.0 GB, more than an 80 GB GPU: lower paperx.batch_size"
+    assert flag in text and "1 of 4 jobs would not fit" in text
+    assert "lower paperx.batch_size" in page and "No cost model for paperz: not planned." in page
+    # the assumptions are stated: predictions, utilisation, launch overhead, peaks, no GPU measured
+    for t in (text, page):
+        assert "Predictions, not measurements" in t and "no GPU was measured" in t
+        assert "at 40% of the dense peak" in t and "x 10 us each" in t
+        assert "H100 494 / 67 / 989; A100 156 / 19.5 / 312; V100 15.7 / 15.7 / 15.7" in t
+        assert "report.cost_plan" not in t
+
+
+def test_without_a_cost_plan_the_report_says_how_to_get_it(root, tmp_path):
+    inputs = load_inputs([], [], [], [])
+    html, md = tmp_path / "index.html", tmp_path / "index.md"
+    render(str(root / "reports"), inputs, str(html), str(md))
+    for t in (unescape(html.read_text()), md.read_text()):
+        assert "Cost of the paper scale</h2>" not in t and "## Cost of the paper scale" not in t
+        assert "report.cost_plan</code> is false" in t or "`report.cost_plan` is false" in t
+        assert "snakemake --cores 1 --config 'report={cost_plan: true}'" in t

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -35,6 +36,10 @@ def test_dry_run_of_every_scale(scale, tmp_path):
     assert res.returncode == 0, res.stderr[-3000:]
     out = res.stdout + res.stderr
     assert "bm_train" in out and "report" in out
+    # The report's "Cost of the paper scale" (rule cost_plan, ~10 min) is planned at the default and
+    # paper scales (report.cost_plan: true), never in CI's smoke and preflight DAGs.
+    planned = re.search(r"^cost_plan\s+1$", out, re.M) is not None
+    assert planned == (scale in ("config.yaml", "paper.yaml")), out[-3000:]
 
 
 def test_slurm_profile_dry_run(tmp_path):

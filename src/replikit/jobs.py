@@ -48,11 +48,12 @@ def exclusive(path: Path, rule: str, outputs: list[str]) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def job(snakemake: Any) -> Iterator[torch.device]:
+def job(snakemake: Any, cpu_only: bool = False) -> Iterator[torch.device]:
     """Lock the job against a concurrent run of itself, send stdout/stderr to the rule's log, pin
     torch threads to the rule's `threads`, and yield the device of config key `device` (read from
-    the config, not a rule param, so changing it never reruns finished jobs). A failure is written
-    to the log and re-raised, so the job fails and Snakemake removes its outputs."""
+    the config, not a rule param, so changing it never reruns finished jobs; `cpu_only`: the CPU,
+    whatever the key says, for jobs that never use a GPU). A failure is written to the log and
+    re-raised, so the job fails and Snakemake removes its outputs."""
     log_path = snakemake.log[0] if snakemake.log else None
     with contextlib.ExitStack() as stack:
         stack.enter_context(exclusive(lock_path(snakemake), snakemake.rule, list(snakemake.output)))
@@ -62,7 +63,8 @@ def job(snakemake: Any) -> Iterator[torch.device]:
             stack.enter_context(contextlib.redirect_stderr(stream))
         try:
             set_threads(snakemake.threads)
-            device = choose_device(snakemake.config.get("device", "auto"))
+            device = torch.device("cpu") if cpu_only \
+                else choose_device(snakemake.config.get("device", "auto"))
             print(f"[replikit] rule {snakemake.rule}: device {device}, {snakemake.threads} thread(s)")
             yield device
         except BaseException:

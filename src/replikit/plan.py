@@ -68,8 +68,9 @@ class Job:
 # ---------------------------------------------------------------- config
 
 
-def load(paths: list[str]) -> dict:
-    """config/config.yaml, then each file key by key over it (as Snakemake merges), validated."""
+def load(paths: list[str], overrides: dict | None = None) -> dict:
+    """config/config.yaml, then each file key by key over it (as Snakemake merges), then `overrides`
+    (as `--config` would: e.g. {"papers": [...]}), validated."""
     from snakemake.utils import update_config
 
     from .papers.interface import config_errors
@@ -79,6 +80,8 @@ def load(paths: list[str]) -> dict:
         if not Path(path).is_file():
             raise PlanError(f"no such config file: {path}")
         update_config(config, read_yaml(path))
+    if overrides:
+        update_config(config, overrides)
     return validate_config(config, SCHEMA, config_errors)
 
 
@@ -121,14 +124,26 @@ def _counted(jp: JobPlan, costs: dict[tuple, StepCost], log) -> list[tuple[StepC
     return [(costs[p.key], p) for p in jp.pieces]
 
 
+def not_planned(config: dict) -> list[str]:
+    """The enabled papers that `replikit.plan_jobs` has no cost model (PLANNERS entry) for."""
+    return [name for name in config["papers"] if name not in PLANNERS]
+
+
 def plan(config: dict, requests: dict[str, object], peaks: dict[str, dict[str, float]],
          utilisation: float = UTILISATION, launch_s: float = LAUNCH_S, log=None) -> list[Job]:
-    """One Job per training job (run x seed) of every enabled paper."""
+    """One Job per training job (run x seed) of every enabled paper that has a cost model; a paper
+    without one is skipped with a line on `log` (stderr when None)."""
     from .papers.interface import get
 
     costs: dict[tuple, StepCost] = {}  # steps of equal shapes are counted once
     jobs: list[Job] = []
+    skipped = not_planned(config)
+    for name in skipped:
+        print(f"no cost model for {name}: not planned (add a planner to replikit.plan_jobs.PLANNERS)",
+              file=log or sys.stderr, flush=True)
     for name in config["papers"]:
+        if name in skipped:
+            continue
         paper, cfg = get(name), config[name]
         stage = next(s for s in paper.stages if s.name in TRAINING_STAGES)
         rule = f"{paper.prefix}_{stage.name}"
@@ -166,6 +181,20 @@ def memory_flags(peak: int, request_mb: int | None, rule: str, setting: str) -> 
 # ---------------------------------------------------------------- output
 
 
+def document(config: dict, sources: list[str], jobs: list[Job], peaks: dict[str, dict[str, float]],
+             utilisation: float, launch_s: float) -> dict:
+    """The plan as one JSON-able record (what the report's "Cost of the paper scale" reads): the
+    config files planned, the papers planned and those without a cost model, the assumptions, the jobs."""
+    return {"sources": list(sources), "scale": config["scale"], "seeds": list(config["seeds"]),
+            "papers": [p for p in config["papers"] if p not in not_planned(config)],
+            "not_planned": not_planned(config),
+            "assumptions": {"utilisation": utilisation, "launch_us": launch_s * 1e6,
+                            "peaks_tflops": {a: {k: v / 1e12 for k, v in pk.items()}
+                                             for a, pk in peaks.items()},
+                            "gpu_gb": GPU_BYTES / 1e9},
+            "jobs": [asdict(j) for j in jobs]}
+
+
 def _table(rows: list[list[str]]) -> str:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     return "\n".join("  ".join(c.rjust(w) if i >= 3 else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths,
@@ -174,7 +203,7 @@ def _table(rows: list[list[str]]) -> str:
 
 
 def report(jobs: list[Job], accelerator: str, accelerators: list[str], utilisation: float,
-           launch_s: float, cpu_peak: float) -> str:
+           launch_s: float, cpu_peak: float | None) -> str:
     """The per-job table, the sums per paper and overall, the flags and the assumptions."""
     head = ["paper", "run", "seed", "steps", "GFLOP/step", "PFLOP", "ops/step", f"h {accelerator}",
             "peak GB", "request GB"]
@@ -204,7 +233,9 @@ def report(jobs: list[Job], accelerator: str, accelerators: list[str], utilisati
             "op; peaks (TFLOP/s, tf32 / fp32 / bf16): "
             + "; ".join(f"{a} {p['tf32'] / 1e12:g} / {p['fp32'] / 1e12:g} / {p['bf16'] / 1e12:g}"
                         for a, p in ACCELERATORS.items())
-            + f"; CPU (this machine, 1 thread, fp32 matmul measured) {cpu_peak / 1e9:.1f} GFLOP/s. "
+            + ("" if cpu_peak is None
+               else f"; CPU (this machine, 1 thread, fp32 matmul measured) {cpu_peak / 1e9:.1f} GFLOP/s")
+            + ". "
             "Peak memory: live tensors of one steady-state step (MemTracker under FakeTensorMode), "
             "without the CUDA context, workspaces or fragmentation. Training steps only (no evaluation)."]
     return "\n".join(out)
@@ -236,6 +267,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"replikit.plan: {e}", file=sys.stderr)
         return 1
     print(report(jobs, args.accelerator, list(peaks), args.utilisation, args.launch_us * 1e-6, cpu))
+    for name in not_planned(config):
+        print(f"no cost model for {name}: not planned")
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps([asdict(j) for j in jobs], indent=1))

@@ -54,6 +54,67 @@ def verdict_counts(papers: list[dict]) -> list[str]:
     return lines
 
 
+# What the report says when config key report.cost_plan is false (rule cost_plan is not in the DAG).
+COST_PLAN_HINT = {"command": "snakemake --cores 1 --config 'report={cost_plan: true}'",
+                  "alone": "python -m replikit.plan config/paper.yaml"}
+
+
+def _hours(h: float) -> str:
+    return f"{h:,.0f}" if h >= 10 else f"{h:.1f}" if h >= 0.95 else f"{h:.2f}"
+
+
+def _longest(h: float) -> str:
+    return f"{h:.1f}" if h >= 0.95 else f"{h:.2f}"
+
+
+def cost_plan(path: str) -> dict:
+    """The report's "Cost of the paper scale" from the plan JSON of rule cost_plan
+    (replikit.plan.document): sums per paper and overall, the assumptions, the flagged jobs."""
+    doc = read_json(path)
+    a = doc["assumptions"]
+    accelerators = list(a["peaks_tflops"])
+    first = accelerators[0]
+    jobs = doc["jobs"]
+
+    def sums(name: str, sel: list[dict]) -> dict:
+        longest = max(sel, key=lambda j: j["hours"][first])
+        peak = max(sel, key=lambda j: j["peak_bytes"])
+        return {"paper": name, "jobs": len(sel), "pflop": f"{sum(j['flops'] for j in sel) / 1e15:,.0f}",
+                "hours": [_hours(sum(j["hours"][acc] for j in sel)) for acc in accelerators],
+                "longest": f"{_longest(longest['hours'][first])} h ({longest['run']})",
+                "peak": f"{peak['peak_bytes'] / 1e9:.1f} GB ({peak['run']})",
+                "flagged": sum(bool(j["flags"]) for j in sel)}
+
+    papers = list(dict.fromkeys(j["paper"] for j in jobs))
+    rows = [sums(p, [j for j in jobs if j["paper"] == p]) for p in papers]
+    flagged: dict[tuple[str, str], list[dict]] = {}
+    for j in jobs:
+        for flag in j["flags"]:
+            flagged.setdefault((j["rule"], flag), []).append(j)
+    peaks = "; ".join(f"{acc} " + " / ".join(f"{p[k]:g}" for k in ("tf32", "fp32", "bf16"))
+                      for acc, p in a["peaks_tflops"].items())
+    assumptions = [
+        "Predictions, not measurements: no GPU has run these jobs, and none was measured for this plan. "
+        "Each training step is counted on the CPU at the paper's real shapes under FakeTensorMode "
+        "(shapes without storage: nothing is allocated); evaluation passes are not counted.",
+        f"Time per step = max(compute, launches). Compute: convolution FLOPs at the TF32 peak, other FLOPs "
+        f"at the bf16 peak under bf16 autocast, else the fp32 peak, at {a['utilisation']:.0%} of the dense "
+        f"peak (assumed utilisation). Launches: dispatched aten ops x {a['launch_us']:g} us each (assumed "
+        "host overhead per op of eager PyTorch).",
+        f"Dense peaks (TFLOP/s, TF32 / fp32 / bf16, the vendors' figures): {peaks}.",
+        "Peak memory: the live tensors of one steady-state training step (MemTracker under FakeTensorMode), "
+        "without the CUDA context, cuDNN/cuBLAS workspaces or fragmentation; compared with the gpu_mem_mb "
+        f"that profiles/gpu requests for the job's rule and with a GPU's {a['gpu_gb']:g} GB.",
+    ]
+    return {"source": ", ".join(doc["sources"]), "seeds": len(doc["seeds"]), "accelerators": accelerators,
+            "rows": rows, "total": sums("total", jobs), "assumptions": assumptions,
+            "n_flagged": sum(bool(j["flags"]) for j in jobs), "n_jobs": len(jobs),
+            "flagged": [{"rule": rule, "flag": flag, "jobs": len(js),
+                         "runs": ", ".join(dict.fromkeys(j["run"] for j in js))}
+                        for (rule, flag), js in flagged.items()],
+            "not_planned": doc["not_planned"], "gpu": f"{a['gpu_gb']:g} GB"}
+
+
 def _with_deviation_text(card: dict) -> dict:
     for c in card["claims"]:
         c["deviation_text"] = describe(c["deviations"]) or "none: the paper's own settings"
@@ -61,7 +122,9 @@ def _with_deviation_text(card: dict) -> dict:
 
 
 def load_inputs(claims_paths: list[str], figure_paths: list[str], benchmark_paths: list[str],
-                forest_paths: list[str] | None = None) -> dict:
+                forest_paths: list[str] | None = None, cost_plan_path: str | None = None) -> dict:
+    """Everything the templates show; `cost_plan_path`: the plan JSON of rule cost_plan, or None when
+    config key report.cost_plan is false (the report then says how to get that section)."""
     papers = [_with_deviation_text(read_json(p)) for p in claims_paths]
     figures = []
     for png in figure_paths:
@@ -84,7 +147,8 @@ def load_inputs(claims_paths: list[str], figure_paths: list[str], benchmark_path
     return {"papers": papers, "figures": figures, "forests": forests, "counts": verdict_counts(papers),
             "groups": [g for g in groups if g[1]],
             "preflight": any(p["scale"] == "preflight" for p in papers),
-            "benchmarks": [load_benchmark(p) for p in benchmark_paths]}
+            "benchmarks": [load_benchmark(p) for p in benchmark_paths],
+            "cost": cost_plan(cost_plan_path) if cost_plan_path else None, "cost_hint": COST_PLAN_HINT}
 
 
 def render(template_dir: str, inputs: dict, html_out: str, md_out: str) -> None:

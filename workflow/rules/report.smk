@@ -1,4 +1,37 @@
-# The report: scorecard of every claim, every figure with caption and provenance.
+# The report: scorecard of every claim, every figure with caption and provenance, and (config key
+# report.cost_plan) the cost of the paper scale.
+
+# The plan of config/paper.yaml for the enabled papers, whatever scale runs (replikit.plan): the
+# report's "Cost of the paper scale". About 10 minutes on one core, so the CI scales leave it out.
+COST_PLAN = "results/plan/paper_scale.json" if config["report"]["cost_plan"] else None
+
+
+if COST_PLAN:
+
+    rule cost_plan:
+        input:
+            config=str(ROOT / "config/paper.yaml"),
+            base=str(ROOT / "config/config.yaml"),
+            papers=[str(ROOT / f"config/papers/{paper.name}.yaml") for paper in PAPERS],
+            profile=str(ROOT / "profiles/gpu/config.yaml"),
+        output:
+            COST_PLAN,
+        params:
+            papers=config["papers"],
+            source="config/paper.yaml",
+            accelerators=["H100", "A100", "V100"],
+        log:
+            "logs/plan/paper_scale.log",
+        benchmark:
+            "logs/benchmarks/plan/paper_scale.tsv"
+        resources:
+            mem_mb=5000,  # measured: 3.5 GB max RSS for every paper of config/paper.yaml
+            runtime=40,
+        threads: 1
+        conda:
+            "../../envs/replikit.yaml"
+        script:
+            "../scripts/cost_plan.py"
 
 
 rule report:
@@ -6,6 +39,7 @@ rule report:
         claims=CLAIMS,
         figures=FIGURES,
         benchmarks=BENCHMARKS,
+        cost_plan=[COST_PLAN] if COST_PLAN else [],
         templates=[str(ROOT / "reports/report.html.j2"), str(ROOT / "reports/report.md.j2")],
     output:
         html="results/report/index.html",

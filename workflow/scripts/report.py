@@ -1,4 +1,5 @@
-"""Render results/report/index.html (self-contained), its Markdown twin and the forest plots."""
+"""Render results/report/index.html (self-contained), its Markdown twin and the forest plots; with
+config key report.cost_plan, the "Cost of the paper scale" from rule cost_plan's plan."""
 
 from pathlib import Path
 
@@ -11,6 +12,8 @@ sm = snakemake  # noqa: F821
 with job(sm):
     for claims, forest in zip(sm.input.claims, sm.output.forests, strict=True):
         forest_plot(read_json(claims), forest)
+    plan = sm.input.cost_plan  # [] when config key report.cost_plan is false
+    plan = plan if isinstance(plan, str) else next(iter(plan), None)
     inputs = load_inputs(list(sm.input.claims), list(sm.input.figures), list(sm.input.benchmarks),
-                         list(sm.output.forests))
+                         list(sm.output.forests), plan)
     render(str(Path(sm.input.templates[0]).parent), inputs, sm.output.html, sm.output.markdown)
