@@ -124,9 +124,20 @@ def _counted(jp: JobPlan, costs: dict[tuple, StepCost], log) -> list[tuple[StepC
     return [(costs[p.key], p) for p in jp.pieces]
 
 
+def planner(name: str):
+    """Paper `name`'s cost model of one training job: its entry of `replikit.plan_jobs.PLANNERS`, else
+    the `cost` its declaration brings (a paper's own module can hold it); None when it has neither."""
+    from .papers import paper_names
+    from .papers.interface import get
+
+    if name in PLANNERS:
+        return PLANNERS[name]
+    return get(name).cost if name in paper_names() else None
+
+
 def not_planned(config: dict) -> list[str]:
-    """The enabled papers that `replikit.plan_jobs` has no cost model (PLANNERS entry) for."""
-    return [name for name in config["papers"] if name not in PLANNERS]
+    """The enabled papers without a cost model (`planner`)."""
+    return [name for name in config["papers"] if planner(name) is None]
 
 
 def plan(config: dict, requests: dict[str, object], peaks: dict[str, dict[str, float]],
@@ -139,7 +150,7 @@ def plan(config: dict, requests: dict[str, object], peaks: dict[str, dict[str, f
     jobs: list[Job] = []
     skipped = not_planned(config)
     for name in skipped:
-        print(f"no cost model for {name}: not planned (add a planner to replikit.plan_jobs.PLANNERS)",
+        print(f"no cost model for {name}: not planned (declare Paper(cost=...), see replikit.plan_jobs)",
               file=log or sys.stderr, flush=True)
     for name in config["papers"]:
         if name in skipped:
@@ -148,7 +159,7 @@ def plan(config: dict, requests: dict[str, object], peaks: dict[str, dict[str, f
         stage = next(s for s in paper.stages if s.name in TRAINING_STAGES)
         rule = f"{paper.prefix}_{stage.name}"
         for run in paper.runs_of(cfg):
-            jp = PLANNERS[name](cfg, run)
+            jp = planner(name)(cfg, run)
             parts = _counted(jp, costs, log)
             steps = sum(p.steps for _, p in parts)
             flops = sum(c.flops * p.steps for c, p in parts)
