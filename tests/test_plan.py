@@ -103,7 +103,7 @@ def test_a_job_over_80_gb_names_the_setting_to_change(monkeypatch):
     monkeypatch.setattr(pl, "GPU_BYTES", 1e6)
     flags = pl.memory_flags(2_000_000, 10**6, "rc_train", "rank_collapse.training.batch_size")
     assert flags == ["needs 0.0 GB, more than an 80 GB GPU: lower rank_collapse.training.batch_size"]
-    assert "requests no gpu_mem_mb" in pl.memory_flags(1, None, "rc_train", "x")[0]
+    assert "no gpu_mem_mb requested for rc_train" in pl.memory_flags(1, None, "rc_train", "x")[0]
 
 
 def test_paper_steps_follow_the_papers_settings():

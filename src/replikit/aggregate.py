@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
 import pandas as pd
 
 
@@ -47,3 +50,27 @@ def cross_fit_choice(values: dict[int, dict], best=max) -> dict[int, object]:
         mean = {opt: sum(values[o][opt] for o in others) / len(others) for opt in options}
         out[s] = best(options, key=lambda opt, m=mean: m[opt])
     return out
+
+
+def interpolated_optimum(curve: dict[float, float], minimize: bool = False) -> float | None:
+    """log10 of the grid value (a gamma0, a learning rate ...) that maximises (`minimize`: minimises) a
+    parabola through the best grid point and its two neighbours, in log10 of the grid value: a
+    continuous estimate of the optimum, so a curve that shifts by less than a grid step moves it by less.
+    None when the best point is at an end of the grid (the optimum is not located)."""
+    sign = -1.0 if minimize else 1.0
+    gs = sorted(curve)
+    i = max(range(len(gs)), key=lambda j: (sign * curve[gs[j]], -gs[j]))
+    if i == 0 or i == len(gs) - 1:
+        return None
+    x = np.log10([gs[i - 1], gs[i], gs[i + 1]])
+    y = sign * np.array([curve[gs[i - 1]], curve[gs[i]], curve[gs[i + 1]]])
+    a, b, _ = np.polyfit(x, y, 2)
+    if a >= 0:  # flat or convex through three points with the middle one best: its grid value
+        return float(x[1])
+    return float(np.clip(-b / (2 * a), x[0], x[2]))
+
+
+def best_on_grid(curve: dict[float, float], minimize: bool = False) -> float:
+    """log10 of the best grid value (the first one on ties)."""
+    sign = -1.0 if minimize else 1.0
+    return math.log10(max(sorted(curve), key=lambda g: (sign * curve[g], -g)))

@@ -169,6 +169,8 @@ def plan(config: dict, requests: dict[str, object], peaks: dict[str, dict[str, f
             ops = sum(c.ops * p.steps for c, p in parts) / steps
             for seed in paper.seeds(cfg, config["seeds"]):
                 request = request_of(requests, rule, run, seed)
+                if request is None:  # no profiles/gpu entry: the paper's own request, if it declares one
+                    request = cfg.get("resources", {}).get("gpu_mem_mb")
                 jobs.append(Job(name, rule, run, seed, steps, flops, ops, peak, hours, request, jp.formula,
                                 memory_flags(peak, request, rule, jp.memory_setting)))
     if not jobs:
@@ -182,7 +184,8 @@ def memory_flags(peak: int, request_mb: int | None, rule: str, setting: str) -> 
     if peak > GPU_BYTES:
         flags.append(f"needs {peak / 1e9:.1f} GB, more than an 80 GB GPU: lower {setting}")
     if request_mb is None:
-        flags.append(f"profiles/gpu requests no gpu_mem_mb for {rule}")
+        flags.append(f"no gpu_mem_mb requested for {rule} (in profiles/gpu or the paper's "
+                     "resources.gpu_mem_mb)")
     elif peak > request_mb * 1e6:
         flags.append(f"needs {peak / 1e9:.1f} GB, over the {request_mb} MB profiles/gpu requests: raise "
                      f"gpu_mem_mb of {rule} there, or lower {setting}")

@@ -1,7 +1,8 @@
 """Width-consistent parameterizations (Bordelon et al. 2023 notation) for an MLP and a small ResCNN.
 
 All weights are initialised N(0, 1); every layer multiplies its pre-activation by fan_in^-1/2
-(D^-1/2 at the input), residual branches by 1/sqrt(L), and the readout divides by gamma:
+(D^-1/2 at the input), residual branches by 1/sqrt(L) (`depth_scaling=False`: by 1, plain muP
+residuals), and the readout divides by gamma:
 
     f = w . phi(h^L) / (sqrt(N) * gamma)        (one zero-initialised head per task)
 
@@ -77,12 +78,13 @@ class _ScaledResidual(nn.Module):
     sqrt(L), and per-task heads (parameters created in that order, from one generator)."""
 
     def __init__(self, scaling: Scaling, inp_shape: tuple[int, ...], block_shape: tuple[int, ...],
-                 n_heads: int, n_out: int, n_blocks: int, generator: torch.Generator | None) -> None:
+                 n_heads: int, n_out: int, n_blocks: int, generator: torch.Generator | None,
+                 depth_scaling: bool = True) -> None:
         super().__init__()
         self.scaling = scaling
         self.inp = _normal(inp_shape, generator)
         self.blocks = nn.ParameterList([_normal(block_shape, generator) for _ in range(n_blocks)])
-        self.branch = 1.0 / math.sqrt(max(n_blocks, 1))
+        self.branch = 1.0 / math.sqrt(max(n_blocks, 1)) if depth_scaling else 1.0
         self.head = MultiHead(scaling.width, n_heads, n_out, scaling.gamma)
 
     @property
@@ -100,9 +102,9 @@ class ScaledMLP(_ScaledResidual):
     """h1 = W0 x / sqrt(D); h <- h + W_l phi(h) / sqrt(N L) for L residual blocks; per-task heads."""
 
     def __init__(self, d_in: int, scaling: Scaling, n_heads: int, n_out: int, n_blocks: int = 0,
-                 generator: torch.Generator | None = None) -> None:
+                 generator: torch.Generator | None = None, depth_scaling: bool = True) -> None:
         n = scaling.width
-        super().__init__(scaling, (n, d_in), (n, n), n_heads, n_out, n_blocks, generator)
+        super().__init__(scaling, (n, d_in), (n, n), n_heads, n_out, n_blocks, generator, depth_scaling)
         self.d_in = d_in
 
     def features(self, x: torch.Tensor) -> torch.Tensor:
@@ -121,9 +123,10 @@ class ScaledResCNN(_ScaledResidual):
     """
 
     def __init__(self, in_channels: int, scaling: Scaling, n_heads: int, n_out: int, n_blocks: int = 6,
-                 generator: torch.Generator | None = None) -> None:
+                 generator: torch.Generator | None = None, depth_scaling: bool = True) -> None:
         n = scaling.width
-        super().__init__(scaling, (n, in_channels, 3, 3), (n, n, 3, 3), n_heads, n_out, n_blocks, generator)
+        super().__init__(scaling, (n, in_channels, 3, 3), (n, n, 3, 3), n_heads, n_out, n_blocks, generator,
+                         depth_scaling)
         self.in_channels = in_channels
         self.pool_after = {max(1, n_blocks // 3) * k - 1 for k in (1, 2)} if n_blocks >= 3 else set()
 
@@ -138,10 +141,12 @@ class ScaledResCNN(_ScaledResidual):
 
 
 def build_scaled(kind: str, input_shape: tuple[int, ...], scaling: Scaling, n_heads: int, n_out: int,
-                 n_blocks: int, generator: torch.Generator | None = None) -> nn.Module:
-    """`mlp` (flattened input) or `rescnn` (C, H, W input) under the given parameterization."""
+                 n_blocks: int, generator: torch.Generator | None = None,
+                 depth_scaling: bool = True) -> nn.Module:
+    """`mlp` (flattened input) or `rescnn` (C, H, W input) under the given parameterization;
+    `depth_scaling`: residual branches times 1/sqrt(L) (else 1)."""
     if kind == "mlp":
-        return ScaledMLP(math.prod(input_shape), scaling, n_heads, n_out, n_blocks, generator)
+        return ScaledMLP(math.prod(input_shape), scaling, n_heads, n_out, n_blocks, generator, depth_scaling)
     if kind == "rescnn":
-        return ScaledResCNN(input_shape[0], scaling, n_heads, n_out, n_blocks, generator)
+        return ScaledResCNN(input_shape[0], scaling, n_heads, n_out, n_blocks, generator, depth_scaling)
     raise ValueError(f"unknown scaled model {kind!r}: use mlp or rescnn")

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from .. import plotting
-from ..aggregate import cross_fit_choice
+from ..aggregate import cross_fit_choice, interpolated_optimum
 from ..claims import Claim, Part, Source
 from ..io import read_json
 from ..plotting import sns
@@ -98,22 +98,6 @@ def interior_advantage(df: pd.DataFrame, run: str, column: str = "AA") -> dict[i
     inner = cross_fit_choice({s: {g: v[g] for g in gs[1:-1]} for s, v in per.items()})
     end = cross_fit_choice({s: {g: v[g] for g in (gs[0], gs[-1])} for s, v in per.items()})
     return {s: per[s][inner[s]] - per[s][end[s]] for s in inner}
-
-
-def interpolated_optimum(curve: dict[float, float]) -> float | None:
-    """log10 of the gamma0 that maximises a parabola through the best grid point and its two
-    neighbours (in log10 gamma0): a continuous estimate of the optimum, so a curve that shifts by
-    less than a grid step moves it by less. None when the best point is at an end of the grid."""
-    gs = sorted(curve)
-    i = max(range(len(gs)), key=lambda j: (curve[gs[j]], -gs[j]))
-    if i == 0 or i == len(gs) - 1:
-        return None
-    x = np.log10([gs[i - 1], gs[i], gs[i + 1]])
-    y = np.array([curve[gs[i - 1]], curve[gs[i]], curve[gs[i + 1]]])
-    a, b, _ = np.polyfit(x, y, 2)
-    if a >= 0:  # flat or convex through three points with the middle one highest: its grid value
-        return float(x[1])
-    return float(np.clip(-b / (2 * a), x[0], x[2]))
 
 
 def learned_only(df: pd.DataFrame, runs: list[str], chance: float) -> tuple[pd.DataFrame, str]:

@@ -308,7 +308,9 @@ def stage_params(stage: Stage, cfg: dict) -> dict[str, Callable[[Wildcards], Any
 def stage_resources(paper: Paper, stage: Stage, cfg: dict) -> dict[str, int]:
     res = cfg["resources"]
     out = {"mem_mb": stage.mem_mb or res["mem_mb"], "runtime": stage.runtime or res["runtime"]}
-    return {**out, "gpu": res["gpu"]} if stage.gpu else out
+    if not stage.gpu:
+        return out
+    return {**out, "gpu": res["gpu"], **({"gpu_mem_mb": res["gpu_mem_mb"]} if "gpu_mem_mb" in res else {})}
 
 
 def wildcard_constraints_of(paper: Paper, stage: Stage) -> dict[str, str]:

@@ -1,0 +1,592 @@
+"""Bordelon, Noci, Li, Hanin, Pehlevan (ICLR 2024), "Depthwise Hyperparameter Transfer in Residual
+Networks: Dynamics and Scaling Limit" (arXiv 2309.16620).
+
+One kind of run, one job per (run, seed): a learning-rate sweep of one residual network,
+
+    sweep_branch-{sqrtl|one}_depth-{L}_width-{N}
+
+trained under muP (`replikit.models.scaled`: N(0, 1) weights, 1/sqrt(fan-in) multipliers, a
+zero-initialised readout divided by gamma = gamma0 sqrt(N / N0), SGD at eta0 * gamma^2) with its
+residual branches multiplied by 1/sqrt(L) (`sqrtl`, the paper's parameterization) or by 1 (`one`, plain
+muP). The swept learning rate is eta0, the base rate that muP keeps fixed across widths: the paper's
+claim is that its optimum also stays put across depths with the 1/sqrt(L) branches, and moves without
+them. The figures show the final training loss against eta0; the claims read the optimum of each
+curve.
+
+Pairing: within a seed every network sees the same training subset and the same batches, and networks
+of the same depth and width start from the same weights whatever the branch scale and learning rate,
+so differences between runs of a seed are paired comparisons.
+
+Everything of the paper lives in this module: runs, the job, figures, claims and the declaration.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import torch
+import torch.nn.functional as F
+
+from ..claims import Claim, Part, Source
+from ..config import size_errors
+from ..fidelity import Departure
+from ..seeding import derive_seed, seed_everything
+from .interface import Job, Paper, Run, Stage, dataset_files
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+PAPER = "depthwise_transfer"
+RESULTS = f"results/{PAPER}"
+BRANCHES = {"sqrtl": "muP + 1/sqrt(L) branches", "one": "muP, unscaled branches"}
+RunSpec = Run  # the generic run: it writes and parses its own name
+RUN_PATTERN = r"sweep_branch-(?:sqrtl|one)_depth-[1-9]\d*_width-[1-9]\d*"
+RUN_FILES = {"metrics": f"{RESULTS}/runs/{{run}}/seed{{seed}}/metrics.json"}
+DATASET = "cifar10"
+N_CLASSES = 10
+# The loss of the zero-initialised readout (uniform prediction): a learning rate whose run diverged, or
+# ended above it, counts as this loss (it learned nothing).
+CHANCE_LOSS = math.log(N_CLASSES)
+RUN_KEYS = ("model", "base_width", "gamma0", "lrs", "steps", "batch_size", "momentum", "n_train", "n_eval",
+            "n_test")
+
+
+def sweep(branch: str, depth: int, width: int) -> Run:
+    return Run.of("sweep", branch=branch, depth=int(depth), width=int(width))
+
+
+def experiment_runs(cfg: dict) -> dict[str, list[Run]]:
+    """The depth sweep at the base width and the width sweep at `width_sweep.depth`, both branch scales."""
+    by_depth = [sweep(b, d, cfg["base_width"]) for b in BRANCHES for d in cfg["depths"]]
+    ws = cfg["width_sweep"]
+    return {"loss_vs_lr_depth": by_depth,
+            "loss_vs_lr_width": [sweep(b, ws["depth"], w) for b in BRANCHES for w in ws["widths"]],
+            "optimum_vs_depth": by_depth}
+
+
+def grid_steps(lrs: list[float]) -> list[float]:
+    """The spacing of the learning-rate grid in decades."""
+    lg = sorted(math.log10(x) for x in lrs)
+    return [b - a for a, b in zip(lg, lg[1:], strict=False)]
+
+
+def config_errors(cfg: dict) -> list[str]:
+    """What the schema cannot check: the transfer tolerance lies below every grid step (else an optimum
+    that moves one grid step could pass DT-1/DT-3); the width sweep includes the base width's depth."""
+    errors, key = [], "depthwise_transfer"
+    steps = grid_steps(cfg["lrs"])
+    if steps and cfg["tolerance"] >= min(steps):
+        errors.append(f"config key '{key}.tolerance' is {cfg['tolerance']} decades, not smaller than the "
+                      f"smallest learning-rate grid step ({min(steps):.3f} decades), so an optimum that "
+                      "moves one grid step could pass DT-1/DT-3/DT-4; use a smaller tolerance (or a finer "
+                      "grid)")
+    if len(cfg["lrs"]) < 3:
+        errors.append(f"config key '{key}.lrs' needs at least 3 learning rates (an optimum is the vertex of "
+                      "a parabola through the best one and its two neighbours)")
+    if cfg["n_train"] is not None and cfg["n_eval"] > cfg["n_train"]:
+        errors.append(f"config key '{key}.n_eval' ({cfg['n_eval']}) is larger than '{key}.n_train' "
+                      f"({cfg['n_train']}): the training loss is measured on training images")
+    return (errors + size_errors(f"{key}.n_train", cfg["n_train"], DATASET, "train")
+            + size_errors(f"{key}.n_eval", cfg["n_eval"], DATASET, "train")
+            + size_errors(f"{key}.n_test", cfg["n_test"], DATASET, "test"))
+
+
+def run_config(cfg: dict, run: str) -> dict:
+    """The keys that define one run (branch, depth and width are in its name)."""
+    RunSpec.parse(run)
+    return {k: cfg[k] for k in RUN_KEYS}
+
+
+# ---------------------------------------------------------------- one job: a learning-rate sweep
+
+
+def _images(x: torch.Tensor, mean: torch.Tensor, std: torch.Tensor) -> torch.Tensor:
+    return (x.float() / 255 - mean) / std
+
+
+def prepare(data: dict, cfg: dict, seed: int, device: torch.device) -> dict[str, torch.Tensor]:
+    """The seed's training subset (n_train images, standardised per channel with its own statistics), the
+    first n_eval of them to measure the training loss on, and the first n_test test images (None: all)."""
+    from ..data import require_count, select_subset
+
+    n_total = data["x_train"].shape[0]
+    require_count("depthwise_transfer.n_train", cfg["n_train"], n_total)
+    idx = select_subset(n_total, cfg["n_train"], seed)
+    x = data["x_train"][idx].float() / 255
+    mean, std = x.mean(dim=(0, 2, 3), keepdim=True), x.std(dim=(0, 2, 3), keepdim=True)
+    x = (x - mean) / std
+    n_test = cfg["n_test"] or data["x_test"].shape[0]
+    out = {"x": x, "y": data["y_train"][idx], "x_test": _images(data["x_test"][:n_test], mean, std),
+           "y_test": data["y_test"][:n_test]}
+    out["x_eval"], out["y_eval"] = out["x"][: cfg["n_eval"]], out["y"][: cfg["n_eval"]]
+    return {k: v.to(device) for k, v in out.items()}
+
+
+def batch_order(n: int, batch: int, steps: int, seed: int) -> torch.Tensor:
+    """(steps, batch) indices: epochs of fresh permutations, the same for every run of the seed."""
+    g = torch.Generator().manual_seed(derive_seed(seed, "batches"))
+    per_epoch = n // batch
+    epochs = -(-steps // per_epoch)
+    order = torch.cat([torch.randperm(n, generator=g)[: per_epoch * batch] for _ in range(epochs)])
+    return order.view(-1, batch)[:steps]
+
+
+@torch.no_grad()
+def evaluate(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor,
+             batch: int = 1000) -> tuple[float, float]:
+    losses, correct = 0.0, 0
+    for s in range(0, len(x), batch):
+        logits = model(x[s:s + batch], 0)
+        losses += F.cross_entropy(logits, y[s:s + batch], reduction="sum").item()
+        correct += int((logits.argmax(1) == y[s:s + batch]).sum())
+    return losses / len(x), correct / len(x)
+
+
+def build(spec: Run, cfg: dict, seed: int, shape: tuple[int, ...], device: torch.device) -> torch.nn.Module:
+    """The seed's network: its weights depend on (seed, depth, width) only, not on the branch scale."""
+    from ..models.scaled import Scaling, build_scaled
+
+    scaling = Scaling("mup", spec["width"], cfg["gamma0"], cfg["base_width"])
+    g = torch.Generator().manual_seed(derive_seed(seed, "init", spec["depth"], spec["width"]))
+    model = build_scaled(cfg["model"], shape, scaling, 1, N_CLASSES, spec["depth"], g,
+                         depth_scaling=spec["branch"] == "sqrtl")
+    return model.to(device)
+
+
+def train_one(spec: Run, cfg: dict, d: dict, order: torch.Tensor, eta0: float, seed: int,
+              device: torch.device) -> dict:
+    """Train one network at base learning rate eta0 (SGD at eta0 * gamma^2); its final losses."""
+    model = build(spec, cfg, seed, tuple(d["x"].shape[1:]), device)
+    lr = model.scaling.lr(eta0)
+    opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=cfg["momentum"])
+    for step, idx in enumerate(order, 1):
+        loss = F.cross_entropy(model(d["x"][idx], 0), d["y"][idx])
+        if not math.isfinite(loss.item()) or loss.item() > 100 * CHANCE_LOSS:
+            return {"lr": eta0, "sgd_lr": lr, "diverged": True, "diverged_at": step, "train_loss": None,
+                    "test_loss": None, "test_accuracy": None}
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+    train_loss, train_acc = evaluate(model, d["x_eval"], d["y_eval"])
+    test_loss, test_acc = evaluate(model, d["x_test"], d["y_test"])
+    ok = math.isfinite(train_loss)
+    return {"lr": eta0, "sgd_lr": lr, "diverged": not ok, "diverged_at": None,
+            "train_loss": train_loss if ok else None, "train_accuracy": train_acc,
+            "test_loss": test_loss if math.isfinite(test_loss) else None, "test_accuracy": test_acc}
+
+
+def run_sweep(spec: Run | str, cfg: dict, data: dict, seed: int, device: torch.device | str = "cpu") -> dict:
+    """Every learning rate of `lrs` for one network and seed, on the same batches: JSON-ready."""
+    spec = RunSpec.parse(spec) if isinstance(spec, str) else spec
+    device = torch.device(device)
+    seed_everything(seed, device=device)
+    start = time.time()
+    d = prepare(data, cfg, seed, device)
+    if cfg["model"] == "mlp":
+        d = {k: v.flatten(1) if k.startswith("x") else v for k, v in d.items()}
+    order = batch_order(len(d["x"]), cfg["batch_size"], cfg["steps"], seed).to(device)
+    items = [train_one(spec, cfg, d, order, float(eta0), seed, device) for eta0 in sorted(cfg["lrs"])]
+    return {"branch": spec["branch"], "depth": spec["depth"], "width": spec["width"], "items": items,
+            "elapsed_s": round(time.time() - start, 2)}
+
+
+def train_job(job: Job) -> None:
+    """One (run, seed) job: the learning-rate sweep, written with the run's config and device."""
+    from ..data import load_prepared
+
+    data = load_prepared(job.input["tensors"], job.input["manifest"])
+    seed = int(job.wildcards["seed"])
+    job.write("metrics", run_sweep(job.wildcards["run"], job.cfg, data, seed, job.device))
+
+
+STAGES = (Stage("train", RUN_FILES, train_job, inputs=lambda cfg, w: dataset_files(DATASET),
+                config=lambda cfg, w: run_config(cfg, w.run)),)
+
+
+def cost(cfg: dict, run: str):
+    """The plan's cost model of one job (`replikit.plan`): steps per learning rate of the sweep (an upper
+    bound: a diverged rate stops early), each a plain SGD step on the cross-entropy at the real shapes."""
+    from ..datasets import sizes
+    from ..plan_cost import Setup, fake_module
+    from ..plan_jobs import IMAGE_SHAPES, JobPlan, Piece
+
+    spec = RunSpec.parse(run)
+    n = cfg["n_train"] or sizes(DATASET)[0]
+    b = min(cfg["batch_size"], n)
+    shape = IMAGE_SHAPES[DATASET] if cfg["model"] == "rescnn" else (math.prod(IMAGE_SHAPES[DATASET]),)
+
+    def setup() -> Setup:
+        model = fake_module(lambda: build(spec, cfg, 0, shape, torch.device("cpu")))
+        opt = torch.optim.SGD(model.parameters(), lr=1.0, momentum=cfg["momentum"])
+        x, y = torch.empty(n, *shape), torch.zeros(n, dtype=torch.long)
+
+        def loss() -> torch.Tensor:
+            idx = torch.randint(0, n, (b,))
+            return F.cross_entropy(model(x[idx], 0), y[idx])
+
+        return Setup(model, loss, opt, [x, y])
+
+    key = ("dt", cfg["model"], spec["branch"], spec["depth"], spec["width"], b, n)
+    formula = f"{len(cfg['lrs'])} learning rates x {cfg['steps']} steps (a diverged rate stops early)"
+    steps = len(cfg["lrs"]) * cfg["steps"]
+    return JobPlan([Piece(key, setup, steps)], formula, "depthwise_transfer.batch_size")
+
+
+# ---------------------------------------------------------------- results (figure and claims jobs)
+
+
+def load_sweeps(paths: list[str | Path]) -> pd.DataFrame:
+    """One row per (run, seed, learning rate): the final training loss, capped at the chance loss (a
+    diverged run, or one that ends above it, learned nothing), and the test metrics."""
+    import pandas as pd
+
+    from ..io import read_json
+
+    rows = []
+    for p in paths:
+        m = read_json(p)
+        spec = RunSpec.parse(m["run"])
+        for it in m["items"]:
+            loss = it["train_loss"]
+            rows.append({"run": spec.name, "seed": int(m["seed"]), "branch": spec["branch"],
+                         "parameterization": BRANCHES[spec["branch"]], "depth": spec["depth"],
+                         "width": spec["width"], "lr": float(it["lr"]), "diverged": bool(it["diverged"]),
+                         "train_loss": CHANCE_LOSS if loss is None else min(float(loss), CHANCE_LOSS),
+                         "test_accuracy": it.get("test_accuracy")})
+    return pd.DataFrame(rows)
+
+
+def curves(df: pd.DataFrame, run: str) -> dict[int, dict[float, float]]:
+    """{seed: {learning rate: final training loss}} of one run; KeyError when it is missing."""
+    sel = df[df["run"] == run]
+    if sel.empty:
+        raise KeyError(run)
+    out: dict[int, dict[float, float]] = {}
+    for r in sel.itertuples():
+        out.setdefault(int(r.seed), {})[float(r.lr)] = float(r.train_loss)
+    return out
+
+
+def optima(df: pd.DataFrame, run: str) -> dict[int, float | None]:
+    """Per seed: log10 of the loss-optimal learning rate, the vertex of a parabola through the best grid
+    point and its two neighbours (aggregate.interpolated_optimum); None at an end of the grid."""
+    from ..aggregate import interpolated_optimum
+
+    return {s: interpolated_optimum(c, minimize=True) for s, c in curves(df, run).items()}
+
+
+def grid_optima(df: pd.DataFrame, run: str) -> dict[int, float]:
+    """Per seed: log10 of the best learning rate of the grid (no interpolation)."""
+    from ..aggregate import best_on_grid
+
+    return {s: best_on_grid(c, minimize=True) for s, c in curves(df, run).items()}
+
+
+def shift(df: pd.DataFrame, a: Run, b: Run) -> tuple[dict[int, float], list[str]]:
+    """Per seed: log10 optimum of run b minus that of run a, over the seeds where both are located, and
+    the (run, seed) whose best learning rate sits at an end of the grid."""
+    oa, ob = optima(df, a.name), optima(df, b.name)
+    edges = [f"{r.name} seed {s}" for r, o in ((a, oa), (b, ob)) for s, v in o.items() if v is None]
+    both = [s for s in sorted(set(oa) & set(ob)) if oa[s] is not None and ob[s] is not None]
+    return {s: ob[s] - oa[s] for s in both}, edges
+
+
+def bounded_shift(df: pd.DataFrame, a: Run, b: Run) -> tuple[dict[int, float], list[str], list[str]]:
+    """Like `shift`, but where only b's best learning rate sits at an end of the grid (a's is located),
+    b's optimum lies at or beyond that end, away from a's: the end's log10 value gives a shift no larger
+    than the true one. Returns the shifts, the bounded (run, seed) and the (run, seed) not located."""
+    oa, ob, gb = optima(df, a.name), optima(df, b.name), grid_optima(df, b.name)
+    out, bounded, missing = {}, [], []
+    for s in sorted(set(oa) & set(ob)):
+        if oa[s] is None:
+            missing.append(f"{a.name} seed {s}")
+        elif ob[s] is None:
+            out[s] = gb[s] - oa[s]
+            bounded.append(f"{b.name} seed {s}")
+        else:
+            out[s] = ob[s] - oa[s]
+    return out, bounded, missing
+
+
+def settling(df: pd.DataFrame, runs: list[Run]) -> tuple[dict[int, float], list[float]]:
+    """Per seed: the mean over learning rates of |loss(L2) - loss(L1)| minus the same of the two deepest
+    networks (runs sorted by depth), over the learning rates at which every one of these runs trained in
+    every seed (ended below the chance loss); and those learning rates."""
+    import numpy as np
+
+    c = [curves(df, r.name) for r in runs]
+    seeds = sorted(set.intersection(*(set(x) for x in c)))
+    lrs = sorted(set.intersection(*(set(x[s]) for x in c for s in seeds)))
+    lrs = [lr for lr in lrs if all(x[s][lr] < CHANCE_LOSS for x in c for s in seeds)]
+    if not lrs:
+        return {}, []
+
+    def gap(i: int, j: int, s: int) -> float:
+        return float(np.mean([abs(c[j][s][lr] - c[i][s][lr]) for lr in lrs]))
+
+    k = len(runs) - 1
+    return {s: gap(0, 1, s) - gap(k - 1, k, s) for s in seeds}, lrs
+
+
+# ---------------------------------------------------------------- figures
+
+
+def _log2_axis(ax, values, label: str) -> None:
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel(label)
+    if len(values) <= 12:
+        ax.set_xticks(sorted(values), [f"{v:g}" for v in sorted(values)])
+
+
+def _loss_panels(df: pd.DataFrame, specs: list[Run], out: Path, scale: str, subset: bool, hue: str,
+                 title: str) -> pd.DataFrame:
+    from .. import plotting
+    from ..plotting import sns
+
+    d = df[df["run"].isin([s.name for s in specs])].copy()
+    fig, axes = plotting.new_figure(len(BRANCHES), width=4.8)
+    top = d["train_loss"].max()
+    for ax, (branch, label) in zip(axes[0], BRANCHES.items(), strict=True):
+        sel = d[d["branch"] == branch]
+        sns.lineplot(sel, x="lr", y="train_loss", hue=hue, errorbar=("ci", 95), marker="o", ax=ax,
+                     palette="viridis", legend="full")
+        ax.axhline(CHANCE_LOSS, ls=":", c="grey", lw=0.8)
+        ax.set(title=label, ylabel="final training loss (capped at ln 10)", ylim=(None, top + 0.05))
+        _log2_axis(ax, sel["lr"].unique(), "base learning rate eta0")
+    plotting.save(fig, out, title, scale, subset)
+    return d
+
+
+def figure_loss_vs_lr_depth(df: pd.DataFrame, specs: list[Run], out: Path, scale: str,
+                            subset: bool = False) -> pd.DataFrame:
+    width = specs[0]["width"]
+    return _loss_panels(df, specs, out, scale, subset, "depth",
+                        f"Training loss against learning rate, one curve per depth (width {width})")
+
+
+def figure_loss_vs_lr_width(df: pd.DataFrame, specs: list[Run], out: Path, scale: str,
+                            subset: bool = False) -> pd.DataFrame:
+    depth = specs[0]["depth"]
+    return _loss_panels(df, specs, out, scale, subset, "width",
+                        f"Training loss against learning rate, one curve per width (depth {depth})")
+
+
+def figure_optimum_vs_depth(df: pd.DataFrame, specs: list[Run], out: Path, scale: str,
+                            subset: bool = False) -> pd.DataFrame:
+    import pandas as pd
+
+    from .. import plotting
+    from ..plotting import sns
+    from ..stats import t_interval
+
+    rows = []
+    for spec in specs:
+        for seed, v in optima(df, spec.name).items():
+            rows.append({"run": spec.name, "seed": seed, "parameterization": BRANCHES[spec["branch"]],
+                         "depth": spec["depth"], "log10_optimal_lr": v,
+                         "located": v is not None})
+    d = pd.DataFrame(rows)
+    summary = []
+    for (param, depth), g in d[d["located"]].groupby(["parameterization", "depth"]):
+        mean, lo, hi = t_interval(g["log10_optimal_lr"].astype(float).tolist(), 0.90)
+        summary.append({"parameterization": param, "depth": depth, "mean": mean, "ci_low": lo, "ci_high": hi})
+    s = pd.DataFrame(summary)
+    fig, axes = plotting.new_figure(1, width=5.6)
+    ax = axes[0, 0]
+    sns.stripplot(d[d["located"]], x="depth", y="log10_optimal_lr", hue="parameterization", ax=ax,
+                  native_scale=True, log_scale=(2, False), dodge=False, alpha=0.45, legend=False)
+    for i, (param, g) in enumerate(s.groupby("parameterization")):
+        g = g.sort_values("depth")
+        err = [g["mean"] - g["ci_low"].fillna(g["mean"]), g["ci_high"].fillna(g["mean"]) - g["mean"]]
+        ax.errorbar(g["depth"] * (1.04 if i else 0.96), g["mean"], yerr=err, marker="o", capsize=3,
+                    label=param)
+    lgs = sorted(math.log10(x) for x in df["lr"].unique())
+    for y in lgs:
+        ax.axhline(y, c="grey", lw=0.4, ls=":")
+    ax.legend(fontsize=8)
+    ax.set(ylabel="log10 optimal eta0 (parabola vertex)", ylim=(lgs[0] - 0.1, lgs[-1] + 0.1))
+    _log2_axis(ax, d["depth"].unique(), "depth L (residual blocks)")
+    plotting.save(fig, out, "Loss-optimal learning rate against depth (mean, 90% t-interval over seeds)",
+                  scale, subset)
+    return d.merge(s, on=["parameterization", "depth"], how="left")
+
+
+FIGURE_FUNCS = {"loss_vs_lr_depth": figure_loss_vs_lr_depth, "loss_vs_lr_width": figure_loss_vs_lr_width,
+                "optimum_vs_depth": figure_optimum_vs_depth}
+CAPTIONS = {
+    "loss_vs_lr_depth": "Final training loss against the base learning rate eta0 (SGD), one curve per depth, "
+    "at the base width: muP with residual branches scaled by 1/sqrt(L) (left, the paper's "
+    "parameterization) and plain muP residuals (right). Diverged runs count as the chance loss ln 10 "
+    "(dotted). Bands: 95% bootstrap CI over seeds.",
+    "loss_vs_lr_width": "The same across widths at a fixed depth: muP transfers the learning rate across "
+    "width with or without the depth scaling. Bands: 95% bootstrap CI over seeds.",
+    "optimum_vs_depth": "log10 of the loss-optimal eta0 per seed (dots; the vertex of a parabola through "
+    "the best grid point and its two neighbours, dotted lines: the grid) and its mean with a 90% Student-t "
+    "interval over seeds, against depth, for both parameterizations. Seeds whose best eta0 is at an end of "
+    "the grid are left out.",
+}
+
+
+# ---------------------------------------------------------------- claims
+
+SOURCE = "arXiv 2309.16620 (ICLR 2024)"
+WHERE = "Bordelon, Noci, Li, Hanin, Pehlevan, ICLR 2024 (arXiv 2309.16620), abstract"
+QUAL = "qualitative; the paper's figures were not available offline"
+MUP_WIDTH = Source("One such proposal uses $\u03bc$P parameterized networks, where the optimal "
+                   "hyperparameters for small width networks transfer to networks with arbitrarily large "
+                   "width.", WHERE)
+NO_DEPTH = Source("However, in this scheme, hyperparameters do not transfer across depths.", WHERE)
+TRANSFER = Source(
+    "We provide experiments demonstrating that residual architectures including convolutional ResNets and "
+    "Vision Transformers trained with this parameterization exhibit transfer of optimal hyperparameters "
+    "across width and depth on CIFAR-10 and ImageNet.", WHERE)
+LIMIT = Source(
+    "Using recent developments in the dynamical mean field theory (DMFT) description of neural network "
+    "learning dynamics, we show that this parameterization of ResNets admits a well-defined feature learning "
+    "joint infinite-width and infinite-depth limit and show convergence of finite-size network dynamics "
+    "towards this limit.", WHERE)
+
+
+def _equivalence(label: str, d: dict[int, float], tol: float, edges: list[str]) -> list[Part]:
+    parts = [Part(f"{label} < +{tol} decades", d, tol, direction="below"),
+             Part(f"{label} > -{tol} decades", d, -tol, direction="above")]
+    if edges:
+        for part in parts:
+            part.no_evidence = ("a best learning rate sits at an end of the grid, so its optimum is not "
+                                "located: " + ", ".join(edges))
+    return parts
+
+
+def claims(runs: dict[str, list[Run]], cfg: dict) -> list[Claim]:
+    """DT-1..DT-6 for the runs of this configuration; results = {"sweeps": load_sweeps(...)}."""
+    by_depth = {(s["branch"], s["depth"]): s for s in runs["loss_vs_lr_depth"]}
+    by_width = {(s["branch"], s["width"]): s for s in runs["loss_vs_lr_width"]}
+    depths, widths = sorted(cfg["depths"]), sorted(cfg["width_sweep"]["widths"])
+    lo, hi, n_lo, n_hi = depths[0], depths[-1], widths[0], widths[-1]
+    tol, step = cfg["tolerance"], min(grid_steps(cfg["lrs"]))
+    wd = cfg["width_sweep"]["depth"]
+    model = {"mlp": "residual MLP", "rescnn": "residual CNN"}[cfg["model"]]
+    where = (f"; setting: {model} on CIFAR-10 ({cfg['n_train']} training images), SGD for {cfg['steps']} "
+             f"steps at batch {cfg['batch_size']}, muP with base width {cfg['base_width']}, eta0 grid "
+             f"{min(cfg['lrs']):g}..{max(cfg['lrs']):g} in steps of {step:.2f} decades")
+    equiv_rule = (f"equivalence: both one-sided parts within +-{tol} decades (`tolerance`, fixed from a "
+                  f"pilot's seed spread before the verdict runs, below the grid step {step:.2f}), every "
+                  "optimum inside the grid")
+
+    def transfer(a: Run, b: Run, label: str):
+        def measure(r: dict) -> list[Part]:
+            d, edges = shift(r["sweeps"], a, b)
+            return _equivalence(label, d, tol, edges)
+        return measure
+
+    def dt2(r: dict) -> list[Part]:
+        df = r["sweeps"]
+        plain, bounded, missing = bounded_shift(df, by_depth[("one", lo)], by_depth[("one", hi)])
+        scaled, edges = shift(df, by_depth[("sqrtl", lo)], by_depth[("sqrtl", hi)])
+        seeds = sorted(set(plain) & set(scaled))
+        label = (f"|shift of log10 optimal eta0 from L={lo} to L={hi}|: plain muP minus muP + 1/sqrt(L)"
+                 + (f" [plain muP's optimum beyond the grid's end, its end used (a smaller shift): "
+                    f"{', '.join(bounded)}]" if bounded else ""))
+        part = Part(label, {s: abs(plain[s]) - abs(scaled[s]) for s in seeds}, 0.0)
+        if missing or edges:
+            part.no_evidence = ("an optimum that the contrast needs is not located (best learning rate at an "
+                                "end of the grid): " + ", ".join(missing + edges))
+        return [part]
+
+    def dt5(r: dict) -> list[Part]:
+        plain, bounded, missing = bounded_shift(r["sweeps"], by_depth[("one", lo)], by_depth[("one", hi)])
+        part = Part(f"plain muP: log10 optimal eta0 at L={hi} minus at L={lo}"
+                    + (f" [beyond the grid's end, its end used: {', '.join(bounded)}]" if bounded else ""),
+                    plain, 0.0, direction="below")
+        if missing:
+            part.no_evidence = "the shallow network's optimum is not located: " + ", ".join(missing)
+        return [part]
+
+    def dt6(r: dict) -> list[Part]:
+        runs6 = [by_depth[("sqrtl", d)] for d in depths]
+        d, lrs = settling(r["sweeps"], runs6)
+        part = Part(f"muP + 1/sqrt(L): mean |loss(L={depths[1]}) - loss(L={lo})| minus mean "
+                    f"|loss(L={hi}) - loss(L={depths[-2]})| over the eta0 every run trained at "
+                    f"({', '.join(f'{x:g}' for x in lrs)})", d, 0.0)
+        if not d:
+            part.no_evidence = "no learning rate at which every depth trained in every seed"
+        return [part]
+
+    def too_few_depths(c: dict) -> str:
+        return "" if len(c["depths"]) >= 3 else f"needs 3 or more depths (depths: {c['depths']})"
+
+    sq = "muP + 1/sqrt(L)"
+    return [
+        Claim("DT-1", "With residual branches scaled by 1/sqrt(L) and muP, the loss-optimal learning rate "
+              "stays the same across depths.", "optimum transfers across depth (" + QUAL + ")",
+              SOURCE + ", abstract",
+              f"per seed: log10 optimal eta0 (vertex of a parabola through the best grid point and its "
+              f"neighbours) at L={hi} minus at L={lo}, {sq}, width {cfg['base_width']}" + where,
+              equiv_rule, transfer(by_depth[("sqrtl", lo)], by_depth[("sqrtl", hi)],
+                                   f"{sq}: log10 optimal eta0, L={hi} minus L={lo}"),
+              source=TRANSFER, uses=("depths", "tolerance")),
+        Claim("DT-2", "Without the depth scaling (plain muP residuals), the optimal learning rate does not "
+              "transfer across depths: it moves more with depth than with the 1/sqrt(L) branches.",
+              "optimum shifts with depth under muP (" + QUAL + ")", SOURCE + ", abstract",
+              f"per seed, same initial weights and batches: |shift of log10 optimal eta0 from L={lo} to "
+              f"L={hi}| under plain muP minus the same under {sq} (width {cfg['base_width']})" + where,
+              "CI > 0 (a negative control: not replicated when the scaled optimum moves more)", dt2,
+              source=NO_DEPTH, uses=("depths",),
+              caveat="the contrast needs no direction of the shift; DT-5 tests the direction"),
+        Claim("DT-3", "With residual branches scaled by 1/sqrt(L) and muP, the loss-optimal learning rate "
+              "stays the same across widths.", "optimum transfers across width (" + QUAL + ")",
+              SOURCE + ", abstract",
+              f"per seed: log10 optimal eta0 at width {n_hi} minus at width {n_lo}, {sq}, depth {wd}" + where,
+              equiv_rule, transfer(by_width[("sqrtl", n_lo)], by_width[("sqrtl", n_hi)],
+                                   f"{sq}: log10 optimal eta0, N={n_hi} minus N={n_lo}"),
+              source=TRANSFER, uses=("width_sweep", "tolerance")),
+        Claim("DT-4", "Under plain muP (no depth scaling) the loss-optimal learning rate stays the same "
+              "across widths.", "muP transfers across width (" + QUAL + ")", SOURCE + ", abstract",
+              f"per seed: log10 optimal eta0 at width {n_hi} minus at width {n_lo}, plain muP, depth {wd}"
+              + where, equiv_rule,
+              transfer(by_width[("one", n_lo)], by_width[("one", n_hi)],
+                       f"plain muP: log10 optimal eta0, N={n_hi} minus N={n_lo}"),
+              source=MUP_WIDTH, uses=("width_sweep", "tolerance")),
+        Claim("DT-5", "Without the depth scaling, the optimal learning rate moves down as depth grows.",
+              "direction of the shift (" + QUAL + ")", SOURCE + ", abstract",
+              f"per seed: log10 optimal eta0 at L={hi} minus at L={lo}, plain muP, width {cfg['base_width']}"
+              + where, "CI < 0", dt5, source=NO_DEPTH, kind="hypothesis",
+              reading="the direction: the abstract says only that the optimum does not transfer; ours "
+              "follows from the forward signal of unscaled residual branches growing with depth",
+              uses=("depths",)),
+        Claim("DT-6", "With the 1/sqrt(L) branches, the training loss at a fixed learning rate settles as "
+              "depth grows: deeper networks differ less from each other.",
+              "convergence of finite-size dynamics to the joint limit (" + QUAL + ")", SOURCE + ", abstract",
+              f"per seed, {sq}: mean over eta0 of |loss(L={depths[1]}) - loss(L={lo})| minus mean "
+              f"|loss(L={hi}) - loss(L={depths[-2] if len(depths) > 2 else lo})|, over the eta0 at which "
+              "every depth trained in every seed" + where, "CI > 0", dt6, source=LIMIT, kind="hypothesis",
+              reading="the final training loss after a fixed budget as the observable of the dynamics, and "
+              "depths doubling at a finite width as the approach to the limit: the abstract's convergence is "
+              "of the DMFT dynamics", uses=("depths",), not_measurable=too_few_depths),
+    ]
+
+
+# ---------------------------------------------------------------- the declaration
+
+SPEC = Paper.one_table(
+    sys.modules[__name__], "sweeps", load_sweeps, CAPTIONS, FIGURE_FUNCS, prefix="dt", arxiv="2309.16620",
+    claims=claims, cost=cost,
+    title="Depthwise Hyperparameter Transfer in Residual Networks: Dynamics and Scaling Limit (Bordelon, "
+    "Noci, Li, Hanin, Pehlevan, ICLR 2024)",
+    dataset=lambda cfg, figure: DATASET,
+    departures=(
+        Departure("model", "a residual CNN with one 3x3 convolution per residual branch, no normalization "
+                  "layers, average pooling after each third of the blocks (models/scaled.py)",
+                  "convolutional ResNets and Vision Transformers (their blocks were not available offline)",
+                  "the abstract names the architectures but not their blocks; no ViT and no ImageNet here"),
+        Departure("data", "CIFAR-10 only", "CIFAR-10 and ImageNet",
+                  "ImageNet is not available offline and beyond a CPU budget"),
+    ),
+    unverified=("base_width", "gamma0", "lrs", "steps", "batch_size", "momentum", "n_train", "n_eval",
+                "n_test", "depths", "width_sweep"),
+    figure_only=(),
+    retrain_free_edit=("tolerance", 0.123))
