@@ -59,3 +59,14 @@ def test_a_papers_preflight_block_cuts_its_paper_block_key_by_key(root, tmp_path
     assert with_paper_settings({"scale": "paper"}, schema)["toy"]["steps"] == 1000
     with pytest.raises(ConfigError, match="toy.yaml has no block for scale 'smoke' .it has: paper, pre"):
         with_paper_settings({"scale": "smoke"}, schema)
+
+
+def test_a_key_repeated_in_a_config_file_is_an_error_naming_its_line(tmp_path):
+    """Plain YAML keeps the last of two equal keys silently: a second, edited copy of a block would hide
+    the first one."""
+    from replikit.config import read_yaml
+
+    path = tmp_path / "twice.yaml"
+    path.write_text("smoke:\n  steps: 10\ndefault:\n  steps: 20\nsmoke:\n  steps: 30\n")
+    with pytest.raises(ConfigError, match=r"twice.yaml: invalid YAML at line 5, column 1: key 'smoke'"):
+        read_yaml(path)

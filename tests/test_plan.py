@@ -26,7 +26,9 @@ RC_SMALL = {
                       "data": {"vocab_size": 1024, "seq_len": 256},
                       "init": {"depths": [1, 2], "batch_size": 4, "n_batches": 3},
                       "dk_sweep": {"d_ks": [32, 64]},
-                      "training": {"depth": 4, "steps": 2, "batch_size": 32, "eval_every": 1}},
+                      # model/data null: the training run uses the shared ones (default has its own)
+                      "training": {"depth": 4, "steps": 2, "batch_size": 32, "eval_every": 1,
+                                   "model": None, "data": None}},
 }
 
 

@@ -10,9 +10,12 @@ import re
 import pytest
 import torch
 
-from replikit.claims import MissingResult, evaluate
+from replikit.claims import MissingResult, claim_fidelity, evaluate
+from replikit.config import load_config
+from replikit.fidelity import deviations, paper_settings
 from replikit.io import write_json
 from replikit.models.signal_transformer import SignalConfig, SignalTransformer
+from replikit.papers import interface
 from replikit.papers import rank_collapse as rc
 from replikit.papers import rank_collapse_analysis as an
 
@@ -122,8 +125,78 @@ def test_config_errors_name_the_keys():
     assert rc.config_errors(TINY) == []
     bad = copy.deepcopy(TINY)
     bad["model"]["heads"], bad["extra_norms"] = 3, ["post"]
+    bad["training"]["model"] = {"width": 10, "heads": 4, "mlp_ratio": 2}
     errors = rc.config_errors(bad)
-    assert len(errors) == 2 and "model.width" in errors[0] and "extra_norms" in errors[1]
+    assert len(errors) == 3 and "model.width" in errors[0] and "extra_norms" in errors[2]
+    assert "rank_collapse.training.model.width (10)" in errors[1]
+
+
+def _with_training_override(cfg: dict, model: dict | None, data: dict | None) -> dict:
+    out = copy.deepcopy(cfg)
+    out["training"].update(model=model, data=data)
+    return out
+
+
+def test_the_training_run_has_its_own_model_and_data_where_set():
+    """training.model / training.data replace the shared model and data of the training runs only;
+    absent, null, or repeating the shared settings, they leave every run config as it was."""
+    init, train = "init_postln_alpha1_dk8", "train_postln_alpha1_L2"
+    own = _with_training_override(TINY, {"width": 12, "heads": 3, "mlp_ratio": 4},
+                                  {"vocab_size": 6, "seq_len": 5})
+    cfg = rc.run_config(own, train)
+    assert cfg["model"] == {"width": 12, "heads": 3, "mlp_ratio": 4, "d_k": 4, "init_std": None,
+                            "positional": True}
+    assert cfg["data"] == {"vocab_size": 6, "seq_len": 5, "zipf_exponent": 1.0}
+    assert rc.run_config(own, init) == rc.run_config(TINY, init)  # the init runs keep the shared model
+    assert rc.base_d_k(own) == 8 and rc.experiment_runs(own) == rc.experiment_runs(TINY)
+    same = _with_training_override(TINY, {k: TINY["model"][k] for k in ("width", "heads", "mlp_ratio")},
+                                   {k: TINY["data"][k] for k in ("vocab_size", "seq_len")})
+    for edited in (same, _with_training_override(TINY, None, None)):
+        assert all(rc.run_config(edited, s) == rc.run_config(TINY, s) for s in rc.all_runs(TINY))
+    out = rc.run(train, cfg, 0)  # the network is built at the override's sizes
+    assert out["history"][-1]["step"] == TINY["training"]["steps"]
+    assert an.baseline_accuracy(cfg["data"]) > an.baseline_accuracy(TINY["data"])  # RC-5's bar reads it
+
+
+def _scale_fidelity(root, config_name: str) -> dict[str, tuple[str, list[dict], list[str]]]:
+    """Each claim's fidelity at a scale against config/paper.yaml, through the claims job's own
+    functions (paper_settings, deviations, claim_fidelity), without training anything."""
+    schema = root / "workflow/schemas/config.schema.yaml"
+    ours, paper_cfg = (load_config(root / "config" / n, schema) for n in (config_name, "paper.yaml"))
+    spec = interface.get("rank_collapse")
+    settings = paper_settings(paper_cfg, "rank_collapse", spec.departures, spec.unverified, spec.figure_only)
+    cfg = ours["rank_collapse"]
+    devs = deviations(cfg, settings["cfg"], cfg["seeds"] or ours["seeds"], settings["seeds"], False,
+                      spec.figure_only) + settings["departures"]
+    claims = spec.claims(spec.experiments(cfg), cfg)
+    keys = {k for c in claims for k in c.uses}
+    return {c.id: claim_fidelity(c, keys, devs, settings["unverified"]) for c in claims}
+
+
+def test_default_init_claims_run_at_the_paper_model_sizes(root):
+    """At the default scale RC-1..RC-4 measure the paper block's model and data: their rows list only
+    the init budget cut and the paper's declared departure (synthetic data); RC-5's row lists its
+    training run's own smaller model and data, and no training key reaches RC-1..RC-4."""
+    schema = root / "workflow/schemas/config.schema.yaml"
+    default, paper = (load_config(root / "config" / n, schema)["rank_collapse"] for n in ("config.yaml",
+                                                                                          "paper.yaml"))
+    assert default["model"] == paper["model"] and default["data"] == paper["data"]
+    assert default["init"]["depths"] == paper["init"]["depths"]
+    init = rc.run_config(default, "init_postln_alpha1_dk128")
+    assert init["model"]["width"] == 512 and init["data"]["vocab_size"] == 1024
+    train = rc.run_config(default, f"train_postln_alpha1_L{default['training']['depth']}")
+    assert (train["model"]["width"], train["model"]["heads"], train["data"]["vocab_size"]) == (64, 1, 32)
+    rows = _scale_fidelity(root, "config.yaml")
+    for cid in ("RC-1", "RC-2", "RC-3", "RC-4"):
+        label, devs, unverified = rows[cid]
+        assert label == "proxy", cid
+        assert [d["key"] for d in devs] == ["init.batch_size", "init.n_batches", "data"], (cid, devs)
+        assert "model" in unverified and "training" not in unverified
+    label, devs, _ = rows["RC-5"]
+    keys = {d["key"] for d in devs}
+    assert label == "proxy" and {"training.model.width", "training.model.heads", "training.model.mlp_ratio",
+                                 "training.data.vocab_size", "training.data.seq_len", "data"} <= keys
+    assert not any(k.startswith(("model.", "init.", "dk_sweep.")) for k in keys)
 
 
 # ---------------------------------------------------------------- model and measurements

@@ -233,10 +233,25 @@ def validate_config(config: dict, schema_path: str | Path, constraints: Constrai
     return config
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """YAML's safe loader, except that a key repeated in one mapping is an error (plain YAML keeps the
+    last value silently, so an edited copy of a block would hide the original)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+        seen: set = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"key {key!r} appears twice in one mapping; keep one", key_node.start_mark)
+            seen.add(key)
+        return super().construct_mapping(node, deep)
+
+
 def read_yaml(path: str | Path) -> dict:
-    """A YAML config file as a dict; a syntax error names the file, line and column."""
+    """A YAML config file as a dict; a syntax error or a repeated key names the file, line and column."""
     try:
-        config = yaml.safe_load(Path(path).read_text())
+        config = yaml.load(Path(path).read_text(), Loader=_UniqueKeyLoader)  # noqa: S506 (a SafeLoader)
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "unknown position"

@@ -285,6 +285,7 @@ def rank_collapse(cfg: dict, run: str) -> JobPlan:
     from .papers import rank_collapse as rc
 
     spec = rc.RunSpec.parse(run)
+    cfg = rc.run_config(cfg, spec)  # the run's own model and data (a training run may override them)
     T = cfg["data"]["seq_len"]
 
     def model_of(depth: int, d_k: int):

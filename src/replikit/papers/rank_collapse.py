@@ -7,7 +7,9 @@ Two kinds of run, one job per (run, seed), on the transformer of `replikit.model
                                                              fresh network per depth of init.depths
     train_{postln|preln|noln}_alpha{1|1oversqrtL}_L{depth}   a short training run of one network
 
-`alpha1` is the standard residual x + f(x); `alpha1oversqrtL` the paper's x + f(x) / sqrt(L).
+`alpha1` is the standard residual x + f(x); `alpha1oversqrtL` the paper's x + f(x) / sqrt(L). Init runs
+use the shared `model` and `data`; a training run may have its own (`training.model`, `training.data`,
+`training_model`), so that the init measurements run at the paper's sizes where training cannot.
 
 Data (generated from the seed, no download): i.i.d. tokens from a Zipf law p(k) ~ 1 / k^s over the
 vocabulary (a few frequent tokens, as in text) and, as the task, the sequence reversed: position i
@@ -120,13 +122,21 @@ def experiment_runs(cfg: dict) -> dict[str, list[RunSpec]]:
     }
 
 
+def training_model(cfg: dict) -> tuple[dict, dict]:
+    """The model and data of the training run: the shared `model` and `data` with the keys of
+    `training.model` and `training.data` (each null or absent = the shared settings) put in."""
+    tc = cfg["training"]
+    return {**cfg["model"], **(tc.get("model") or {})}, {**cfg["data"], **(tc.get("data") or {})}
+
+
 def config_errors(cfg: dict) -> list[str]:
-    """What the schema cannot check: the width splits into heads; `norm` is not also an extra norm."""
+    """What the schema cannot check: the width splits into heads (of the shared model and of the
+    training run's own); `norm` is not also an extra norm."""
     errors = []
-    m = cfg["model"]
-    if m["width"] % m["heads"]:
-        errors.append(f"rank_collapse.model.width ({m['width']}) must be a multiple of "
-                      f"rank_collapse.model.heads ({m['heads']})")
+    for key, m in (("model", cfg["model"]), ("training.model", cfg["training"].get("model"))):
+        if m and m["width"] % m["heads"]:
+            errors.append(f"rank_collapse.{key}.width ({m['width']}) must be a multiple of "
+                          f"rank_collapse.{key}.heads ({m['heads']})")
     if cfg["norm"] in cfg["extra_norms"]:
         errors.append(f"rank_collapse.extra_norms repeats rank_collapse.norm ({cfg['norm']!r})")
     return errors
@@ -138,13 +148,16 @@ def all_runs(cfg: dict) -> list[RunSpec]:
 
 def run_config(cfg: dict, spec: RunSpec | str) -> dict:
     """The config keys that define one run. Layer norm, scaling, d_k (init) and depth (training)
-    are in its name; figure-only keys (extra_norms, dk_sweep) and resources are left out."""
+    are in its name; figure-only keys (extra_norms, dk_sweep) and resources are left out. A training
+    run's model and data are `training_model(cfg)` (the shared ones unless it has its own), in the
+    same keys, so a run config does not change when an override repeats the shared settings."""
     spec = RunSpec.parse(spec) if isinstance(spec, str) else spec
-    out = {"model": {k: cfg["model"][k] for k in MODEL_KEYS}, "data": {k: cfg["data"][k] for k in DATA_KEYS}}
+    model, data = (cfg["model"], cfg["data"]) if spec.kind == "init" else training_model(cfg)
+    out = {"model": {k: model[k] for k in MODEL_KEYS}, "data": {k: data[k] for k in DATA_KEYS}}
     if spec.kind == "init":
         out["init"] = {k: cfg["init"][k] for k in INIT_KEYS}
     else:
-        out["model"]["d_k"] = base_d_k(cfg)
+        out["model"]["d_k"] = base_d_k({"model": model})
         out["training"] = {k: cfg["training"][k] for k in TRAIN_KEYS}
     return out
 
