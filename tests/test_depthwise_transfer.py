@@ -209,3 +209,13 @@ def test_dt2_and_dt5_are_rarely_replicated_under_no_effect(smoke):
             ("DT-5", lambda s, sd, rng: MID + rng.normal(0, 0.1))):
         rate = _rate(smoke, claim_id, centre, 4)
         assert rate <= BOUND, (claim_id, rate)
+
+
+def test_the_optimum_figure_draws_when_no_optimum_is_located(smoke, tmp_path):
+    """A preflight's two steps leave every best learning rate at an end of the grid (found by the
+    preflight run): the figure still draws, and its table says nothing was located."""
+    low = math.log10(min(smoke["lrs"])) - 1
+    df = sweeps(smoke, lambda s, seed: low)
+    specs = dt.experiment_runs(smoke)["optimum_vs_depth"]
+    table = dt.figure_optimum_vs_depth(df, specs, tmp_path / "f.png", "preflight")
+    assert (tmp_path / "f.png").stat().st_size > 10_000 and not table["located"].any()

@@ -394,11 +394,16 @@ def figure_optimum_vs_depth(df: pd.DataFrame, specs: list[Run], out: Path, scale
     for (param, depth), g in d[d["located"]].groupby(["parameterization", "depth"]):
         mean, lo, hi = t_interval(g["log10_optimal_lr"].astype(float).tolist(), 0.90)
         summary.append({"parameterization": param, "depth": depth, "mean": mean, "ci_low": lo, "ci_high": hi})
-    s = pd.DataFrame(summary)
+    # no optimum located at all (e.g. a preflight's two steps): the figure says so, with empty axes
+    s = pd.DataFrame(summary, columns=["parameterization", "depth", "mean", "ci_low", "ci_high"])
     fig, axes = plotting.new_figure(1, width=5.6)
     ax = axes[0, 0]
-    sns.stripplot(d[d["located"]], x="depth", y="log10_optimal_lr", hue="parameterization", ax=ax,
-                  native_scale=True, log_scale=(2, False), dodge=False, alpha=0.45, legend=False)
+    if d["located"].any():
+        sns.stripplot(d[d["located"]], x="depth", y="log10_optimal_lr", hue="parameterization", ax=ax,
+                      native_scale=True, log_scale=(2, False), dodge=False, alpha=0.45, legend=False)
+    else:
+        ax.text(0.5, 0.5, "no optimum located: every best learning rate at an end of the grid",
+                ha="center", va="center", transform=ax.transAxes, fontsize=8)
     for i, (param, g) in enumerate(s.groupby("parameterization")):
         g = g.sort_values("depth")
         err = [g["mean"] - g["ci_low"].fillna(g["mean"]), g["ci_high"].fillna(g["mean"]) - g["mean"]]
@@ -407,7 +412,8 @@ def figure_optimum_vs_depth(df: pd.DataFrame, specs: list[Run], out: Path, scale
     lgs = sorted(math.log10(x) for x in df["lr"].unique())
     for y in lgs:
         ax.axhline(y, c="grey", lw=0.4, ls=":")
-    ax.legend(fontsize=8)
+    if len(s):
+        ax.legend(fontsize=8)
     ax.set(ylabel="log10 optimal eta0 (parabola vertex)", ylim=(lgs[0] - 0.1, lgs[-1] + 0.1))
     _log2_axis(ax, d["depth"].unique(), "depth L (residual blocks)")
     plotting.save(fig, out, "Loss-optimal learning rate against depth (mean, 90% t-interval over seeds)",
