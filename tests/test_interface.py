@@ -37,6 +37,8 @@ def test_registry_finds_every_paper_of_the_configs_with_distinct_prefixes():
     log = "logs/benign_memorization/probe_layers/noise100_none_Kinf/seed0.log"
     assert interface.stage_of_job(log) is bm.stage("probe_layers")
     assert interface.stage_of_job("/abs/wd/logs/rank_collapse/train/init_x/seed1.log").name == "train"
+    assert interface.stage_of_job("/home/logs/wd/logs/benign_memorization/probe_layers/r/seed1.log") \
+        is bm.stage("probe_layers")
     with pytest.raises(KeyError, match="no paper named 'xx'"):
         interface.stage_of_job("logs/xx/train/a/seed0.log")
     with pytest.raises(KeyError, match="STAGES has no stage 'nope'"):

@@ -545,9 +545,13 @@ def stage_of_job(log: str) -> Stage:
     (`Stage.log`) and the paper's run module alone (`<name>.STAGES`, which `Paper.declare` makes the
     paper's stages): a training job loads no other paper, and no analysis code of its own."""
     parts = Path(log).parts
-    if "logs" not in parts or len(parts) < parts.index("logs") + 3:
+    # the `logs` folder of the workflow: the one followed by a paper's name (an absolute path may
+    # have other folders named logs above it)
+    at = [i for i, part in enumerate(parts[:-2]) if part == "logs"]
+    at = [i for i in at if parts[i + 1] in paper_names()] or at
+    if not at:
         raise KeyError(f"log {log!r} is not logs/<paper>/<stage>/...: not a generated stage job")
-    name, what = parts[parts.index("logs") + 1: parts.index("logs") + 3]
+    name, what = parts[at[0] + 1: at[0] + 3]
     _listed(name)
     module = importlib.import_module(f"{__package__}.{name}")
     stage = next((s for s in getattr(module, "STAGES", ()) if s.name == what), None)
