@@ -187,8 +187,8 @@ def memory_flags(peak: int, request_mb: int | None, rule: str, setting: str) -> 
         flags.append(f"no gpu_mem_mb requested for {rule} (in profiles/gpu or the paper's "
                      "resources.gpu_mem_mb)")
     elif peak > request_mb * 1e6:
-        flags.append(f"needs {peak / 1e9:.1f} GB, over the {request_mb} MB profiles/gpu requests: raise "
-                     f"gpu_mem_mb of {rule} there, or lower {setting}")
+        flags.append(f"needs {peak / 1e9:.1f} GB, over the {request_mb} MB requested: raise gpu_mem_mb of "
+                     f"{rule} (profiles/gpu, or the paper's resources.gpu_mem_mb), or lower {setting}")
     return flags
 
 

@@ -104,7 +104,8 @@ def cost_plan(path: str) -> dict:
         f"Dense peaks (TFLOP/s, TF32 / fp32 / bf16, the vendors' figures): {peaks}.",
         "Peak memory: the live tensors of one steady-state training step (MemTracker under FakeTensorMode), "
         "without the CUDA context, cuDNN/cuBLAS workspaces or fragmentation; compared with the gpu_mem_mb "
-        f"that profiles/gpu requests for the job's rule and with a GPU's {a['gpu_gb']:g} GB.",
+        "requested for the job's rule (profiles/gpu, or the paper's resources) and with a GPU's "
+        f"{a['gpu_gb']:g} GB.",
     ]
     return {"source": ", ".join(doc["sources"]), "seeds": len(doc["seeds"]), "accelerators": accelerators,
             "rows": rows, "total": sums("total", jobs), "assumptions": assumptions,
