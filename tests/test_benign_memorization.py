@@ -7,12 +7,26 @@ from replikit.papers import benign_memorization as bm
 from replikit.papers import benign_memorization_analysis as an
 from replikit.papers.benign_memorization import RunSpec
 
+# run names: 100% random labels, full augmentation with fresh views (the main run), no augmentation,
+# K=1 fixed view, K=8 views each with its own label; 0% random labels with full augmentation
+MAIN = "train_noise-1.0_augmentation-full_n_augs-none_label_per_view-false"
+NO_AUG = "train_noise-1.0_augmentation-none_n_augs-none_label_per_view-false"
+K1 = "train_noise-1.0_augmentation-full_n_augs-1_label_per_view-false"
+K8 = "train_noise-1.0_augmentation-full_n_augs-8_label_per_view-true"
+CLEAN = "train_noise-0.0_augmentation-full_n_augs-none_label_per_view-false"
+
 
 def test_run_names_round_trip_and_reject_nonsense():
     for spec in [RunSpec(1.0, "full"), RunSpec(0.0, "none"), RunSpec(1.0, "light", 4, True),
                  RunSpec(0.25, "crop_flip", 16)]:
         assert RunSpec.parse(spec.name) == spec
-    for bad in ["noise100_fancy_Kinf", "noise100_full", "noise100_full_Kinf_perview"]:
+    assert RunSpec(1, "full").name == RunSpec(1.0, "full").name  # one name however the noise is written
+    assert RunSpec.parse(MAIN) == RunSpec(1.0, "full") and RunSpec.parse(K8) == RunSpec(1.0, "full", 8, True)
+    for bad in [MAIN.replace("full", "fancy"),  # no such augmentation preset
+                "train_noise-1.0_augmentation-full",  # parameters missing
+                MAIN.replace("view-false", "view-true"),  # a label per view needs finitely many views
+                MAIN.replace("noise-1.0", "noise-1"),  # not the canonical name
+                "noise100_full_Kinf"]:  # the old grammar
         with pytest.raises(ValueError):
             RunSpec.parse(bad)
 
@@ -83,8 +97,7 @@ def test_claims_from_synthetic_results():
     runs = bm.experiment_runs(cfg)
     rows = []
     for seed in range(5):
-        for run, probe, acc in [("noise100_full_Kinf", 0.5, 0.99), ("noise100_none_Kinf", 0.35, 1.0),
-                                ("noise100_full_K1", 0.4, 0.99), ("noise100_full_K8_perview", 0, 0.3)]:
+        for run, probe, acc in [(MAIN, 0.5, 0.99), (NO_AUG, 0.35, 1.0), (K1, 0.4, 0.99), (K8, 0, 0.3)]:
             rows.append({"run": run, "seed": seed, "epoch": 0, "probe_acc": 0.3, "train_acc_clean": 0.1,
                          "train_acc_views": 0.1})
             rows.append({"run": run, "seed": seed, "epoch": 10, "probe_acc": probe + 0.01 * seed,
@@ -92,7 +105,7 @@ def test_claims_from_synthetic_results():
     hist = pd.DataFrame(rows)
     from replikit.claims import evaluate
 
-    layers = pd.DataFrame([{"run": "noise100_full_Kinf", "seed": s, "stage": st, "probe_acc": p,
+    layers = pd.DataFrame([{"run": MAIN, "seed": s, "stage": st, "probe_acc": p,
                             "random_label_knn": r}
                            for s in range(5) for st, p, r in [("pooled", 0.5, 0.2), ("projector", 0.4, 0.6),
                                                                ("output", 0.3, 0.9 + 0.01 * s)]])
@@ -113,15 +126,15 @@ def test_early_layers_unaffected_by_label_noise_claim():
     drops = {"conv1": (0.40, 0.39), "pooled": (0.6, 0.5), "output": (0.7, 0.3)}  # (0% noise, 100%)
     layers = pd.DataFrame([{"run": run, "seed": s, "stage": st, "depth": d, "probe_acc": accs[i] + 0.01 * s}
                            for s in range(5) for d, (st, accs) in enumerate(drops.items())
-                           for i, run in enumerate(("noise0_full_Kinf", "noise100_full_Kinf"))])
+                           for i, run in enumerate((CLEAN, MAIN))])
     claim = next(c for c in an.claims(bm.experiment_runs(cfg), "full") if c.id == "BM-6")
     from replikit.claims import evaluate
 
     row = evaluate([claim], {"layers": layers}, cfg=cfg)[0]
     assert row["verdict"] == "replicated"
     assert row["parts"][0]["mean"] == pytest.approx(0.4 - 0.01)
-    with pytest.raises(KeyError, match="noise0_full_Kinf"):  # the 0% run missing: an error, not a verdict
-        evaluate([claim], {"layers": layers[layers.run != "noise0_full_Kinf"]}, cfg=cfg)
+    with pytest.raises(KeyError, match=CLEAN):  # the 0% run missing: an error, not a verdict
+        evaluate([claim], {"layers": layers[layers.run != CLEAN]}, cfg=cfg)
 
 
 def test_training_config_leaves_out_experiment_lists(root):

@@ -170,10 +170,15 @@ def test_run_names_round_trip_and_reject_bad_names():
                  cp.RunSpec("plain", "none", None, 1.0, "posterior", 5)):
         assert cp.RunSpec.parse(spec.name) == spec
     import re
-    assert re.fullmatch(cp.RUN_PATTERN, cp.RunSpec("inv", "d4", 4, 0.1).name)
-    for bad in ("plain_crop_flip_Kinf_prior1_cold_cur0", "cnn_none_Kinf_prior1_posterior_cur0",
-                "plain_none_K4_prior1_posterior_cur0", "plain_none_Kinf_prior0_posterior_cur0",
-                "inv_d4_K16_prior1_posterior_cur0"):  # D4 has 8 elements: K=16 would repeat views
+    assert re.fullmatch(cp.RunSpec.pattern(), cp.RunSpec("inv", "d4", 4, 0.1).name)
+    assert cp.RunSpec().name == MAIN
+    for bad in ("chain_model-plain_augmentation-crop_flip_n_augs-none_prior-1.0_temper-cold_curation-0",
+                "chain_model-cnn_augmentation-none_n_augs-none_prior-1.0_temper-posterior_curation-0",
+                "chain_model-plain_augmentation-none_n_augs-4_prior-1.0_temper-posterior_curation-0",
+                "chain_model-plain_augmentation-none_n_augs-none_prior-0.0_temper-posterior_curation-0",
+                "chain_model-plain_augmentation-none_n_augs-none_prior-1_temper-posterior_curation-0",
+                # D4 has 8 elements: K=16 would repeat views
+                "chain_model-inv_augmentation-d4_n_augs-16_prior-1.0_temper-posterior_curation-0"):
         with pytest.raises(ValueError):
             cp.RunSpec.parse(bad)
 
@@ -205,7 +210,10 @@ def test_curation_keeps_only_agreeing_labels():
 # ---------------------------------------------------------------- chains: resume and divergence
 
 
-def _run(tiny_images, name="plain_crop_flip_Kinf_prior1_posterior_cur0", **over):
+MAIN = "chain_model-plain_augmentation-crop_flip_n_augs-none_prior-1.0_temper-posterior_curation-0"
+
+
+def _run(tiny_images, name=MAIN, **over):
     torch.set_num_threads(1)
     return cp.Run(cp.RunSpec.parse(name), _cfg(**over), tiny_images, 0, torch.device("cpu"))
 
@@ -239,12 +247,14 @@ def test_killed_chain_resumes_with_the_same_samples(tiny_images, tmp_path):
 
 def test_invariant_and_curated_chains_run(tiny_images, tmp_path):
     model = {"name": "convnet", "width": 4, "batchnorm": False, "invariant": "average"}
-    out = _run(tiny_images, "inv_d4_K4_prior1_posterior_cur0", n_convention="nK",
-               model=model).train(tmp_path / "a", progress=False)
+    inv = "chain_model-inv_augmentation-d4_n_augs-4_prior-1.0_temper-posterior_curation-0"
+    out = _run(tiny_images, inv, n_convention="nK", model=model).train(tmp_path / "a", progress=False)
     assert out[1.0]["metrics"]["n_samples"] == 2
-    run = _run(tiny_images, "plain_none_Kinf_prior1_prior_cur2", curated_size=20)
+    curated = "chain_model-plain_augmentation-none_n_augs-none_prior-1.0_temper-prior_curation-2"
+    run = _run(tiny_images, curated, curated_size=20)
     assert run.n == 20 and run.tempering(0.1) == (1.0, 10.0)
-    assert _run(tiny_images, "plain_d4_K4_prior1_posterior_cur0", n_convention="nK").num_data == 32 * 4
+    plain_k4 = "chain_model-plain_augmentation-d4_n_augs-4_prior-1.0_temper-posterior_curation-0"
+    assert _run(tiny_images, plain_k4, n_convention="nK").num_data == 32 * 4
 
 
 def test_diverging_chain_fails_clearly(tiny_images, tmp_path):
@@ -299,8 +309,9 @@ def test_claims_follow_the_numbers():
     assert flat["CPE-1"]["verdict"] == "not replicated"
     assert all(flat[f"CPE-{i}"]["verdict"] != "replicated" for i in range(1, 7))
     missing = _results(0.2)
-    with pytest.raises(MissingResult, match="claim CPE-9: missing 'inv_d4_K4_prior1_posterior_cur0'"):
-        _rows(missing[~missing["run"].str.startswith("inv")])
+    with pytest.raises(MissingResult, match="claim CPE-9: missing "
+                       "'chain_model-inv_augmentation-d4_n_augs-4_prior-1.0_temper-posterior_curation-0'"):
+        _rows(missing[~missing["run"].str.startswith("chain_model-inv_")])
 
 
 def test_temperature_is_chosen_on_the_other_seeds_validation_halves_not_the_judged_half():

@@ -1,4 +1,5 @@
 import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -170,9 +171,20 @@ def test_run_names_round_trip_and_reject_nonsense():
     for spec in [RunSpec("seq", "pmnist100", "ntp"), RunSpec("seq", "pmnist30", "mup", gamma0=0.3),
                  RunSpec("joint", "splitcifar10", "mup", 256), RunSpec("seq", "pmnist100", "mup", 64, 10.0)]:
         assert RunSpec.parse(spec.name) == spec
-    assert RunSpec("seq", "pmnist100", "mup", gamma0=0.3).name == "seq_pmnist100_mup_Nsweep_g0p3"
-    for bad in ["seq_pmnist100_ntp_N64_g1", "seq_pmnist100_mup_N64", "mixed_pmnist100_ntp_N64",
-                "seq_pmnist250_mup_N64_gsweep", "seq_pmnist100_mup_Nsweep_gsweep"]:
+    name = "seq_stream-pmnist100_mode-mup_width-none_gamma0-0.3"
+    assert RunSpec("seq", "pmnist100", "mup", gamma0=0.3).name == name and RunSpec.parse(name).regime == "seq"
+    assert RunSpec("seq", "pmnist100", "mup", 64, 1) == RunSpec.parse(
+        "seq_stream-pmnist100_mode-mup_width-64_gamma0-1.0")
+    for spec in cl.all_runs(small_config()):
+        assert RunSpec.parse(spec.name) == spec and re.fullmatch(RunSpec.pattern(), spec.name)
+    for bad in ["seq_stream-pmnist100_mode-ntp_width-64_gamma0-1.0",  # NTP has no gamma0
+                "seq_stream-pmnist100_mode-mup_width-64",
+                "mixed_stream-pmnist100_mode-ntp_width-64_gamma0-none",
+                "seq_stream-pmnist250_mode-mup_width-64_gamma0-none",  # more than 100% permuted
+                "seq_stream-pmnist100_mode-mup_width-none_gamma0-none",  # sweeps both
+                "seq_stream-pmnist100_mode-mup_width-64_gamma0-1",  # not the canonical name (1.0)
+                "seq_stream-pmnist100_mode-mup_width-64_gamma0-1e-05",  # not a plain decimal
+                "seq_stream-pmnist100_mode-sp_width-64_gamma0-1.0", "seq_pmnist100_mup_N64_gsweep"]:
         with pytest.raises(ValueError):
             RunSpec.parse(bad)
 
@@ -190,11 +202,12 @@ def test_experiments_share_runs_and_configs_are_run_specific():
     assert runs["similarity"][0] == runs["forgetting_vs_gamma"][1] == runs["joint_vs_sequential"][0]
     assert len(cl.all_runs(small_config())) == 2 + 2 + 1 + 1
     cfg = small_config()
-    assert "gammas" not in cl.run_config(cfg, "seq_pmnist100_ntp_Nsweep")
-    assert cl.run_config(cfg, "seq_pmnist100_ntp_Nsweep")["widths"] == [32, 64]
-    assert "widths" not in cl.run_config(cfg, "seq_pmnist100_mup_N64_gsweep")
-    assert cl.run_config(cfg, "seq_pmnist10_mup_N64_gsweep")["gammas"] == [0.3, 1.0, 3.0]
-    name = "seq_pmnist100_mup_N64_gsweep"
+    assert "gammas" not in cl.run_config(cfg, "seq_stream-pmnist100_mode-ntp_width-none_gamma0-none")
+    assert cl.run_config(cfg, "seq_stream-pmnist100_mode-ntp_width-none_gamma0-none")["widths"] == [32, 64]
+    assert "widths" not in cl.run_config(cfg, "seq_stream-pmnist100_mode-mup_width-64_gamma0-none")
+    similar = "seq_stream-pmnist10_mode-mup_width-64_gamma0-none"
+    assert cl.run_config(cfg, similar)["gammas"] == [0.3, 1.0, 3.0]
+    name = "seq_stream-pmnist100_mode-mup_width-64_gamma0-none"
     assert RunSpec.parse(name).items(cl.run_config(cfg, name))[-1] == Scaling("mup", 64, 3.0)
 
 
@@ -250,20 +263,20 @@ def synthetic_items(seeds=range(5)) -> pd.DataFrame:
     for s in seeds:
         e = 0.002 * s
         for n, cfr in ((32, 0.2), (64, 0.05)):
-            add("seq_pmnist100_ntp_Nsweep", s, mode="ntp", width=n, gamma0=1.0, CFr=cfr + e, CF=cfr,
-                AA=0.8, regime="seq")
-            add("seq_pmnist100_mup_Nsweep_g1", s, mode="mup", width=n, gamma0=1.0, CFr=0.1 + e, CF=0.1,
-                AA=0.8, regime="seq")
+            add("seq_stream-pmnist100_mode-ntp_width-none_gamma0-none", s, mode="ntp", width=n, gamma0=1.0,
+                CFr=cfr + e, CF=cfr, AA=0.8, regime="seq")
+            add("seq_stream-pmnist100_mode-mup_width-none_gamma0-1.0", s, mode="mup", width=n, gamma0=1.0,
+                CFr=0.1 + e, CF=0.1, AA=0.8, regime="seq")
         for n, best in ((32, 0.3), (64, 3.0)):
             for g in GRID:
                 aa = 0.9 if g == best else 0.8
-                add(f"seq_pmnist100_mup_N{n}_gsweep", s, mode="mup", width=n, gamma0=g, CF=0.1 * g + e,
-                    CFr=0.1, AA=aa, regime="seq")
+                add(f"seq_stream-pmnist100_mode-mup_width-{n}_gamma0-none", s, mode="mup", width=n, gamma0=g,
+                    CF=0.1 * g + e, CFr=0.1, AA=aa, regime="seq")
         for g in GRID:
-            add("seq_pmnist10_mup_N64_gsweep", s, mode="mup", width=64, gamma0=g, CF=0.0, CFr=0.0,
-                AA=0.9 if g == 10.0 else 0.8, regime="seq", p=0.1)
-            add("joint_pmnist100_mup_N64_gsweep", s, mode="mup", width=64, gamma0=g, AA=0.8 + 0.01 * g + e,
-                regime="joint")
+            add("seq_stream-pmnist10_mode-mup_width-64_gamma0-none", s, mode="mup", width=64, gamma0=g,
+                CF=0.0, CFr=0.0, AA=0.9 if g == 10.0 else 0.8, regime="seq", p=0.1)
+            add("joint_stream-pmnist100_mode-mup_width-64_gamma0-none", s, mode="mup", width=64, gamma0=g,
+                AA=0.8 + 0.01 * g + e, regime="joint")
     df = pd.DataFrame(rows)
     df["error"] = 1 - df["AA"]
     return df
@@ -281,7 +294,8 @@ def test_claims_from_synthetic_results():
                         "CL-4": "replicated", "CL-5": "not replicated", "CL-6": "replicated",
                         "CL-7": "replicated"}
     assert [r["id"] for r in rows if r["kind"] == "hypothesis"] == ["CL-7"]
-    with pytest.raises(MissingResult, match="claim CL-7: missing 'joint_pmnist100_mup_N64_gsweep'"):
+    with pytest.raises(MissingResult,
+                       match="claim CL-7: missing 'joint_stream-pmnist100_mode-mup_width-64_gamma0-none'"):
         evaluate(an.claims(cl.experiment_runs(cfg), cfg),
                  {"items": synthetic_items()[lambda d: ~d["run"].str.startswith("joint")]}, cfg=cfg)
 
@@ -289,7 +303,8 @@ def test_claims_from_synthetic_results():
 def test_settings_where_training_broke_down_are_left_out():
     cfg = _claims_config()
     items = synthetic_items()
-    broken = (items["run"] == "seq_pmnist100_mup_N64_gsweep") & (items["gamma0"] == 10.0)
+    seq = "seq_stream-pmnist100_mode-mup_width-64_gamma0-none"
+    broken = (items["run"] == seq) & (items["gamma0"] == 10.0)
     items.loc[broken & (items["seed"] == 2), ["LA", "CF"]] = [0.1, 0.0]  # one seed failed to learn
     cl3 = next(r for r in evaluate(an.claims(cl.experiment_runs(cfg), cfg), {"items": items}, cfg=cfg)
                if r["id"] == "CL-3")
@@ -300,9 +315,10 @@ def test_settings_where_training_broke_down_are_left_out():
     items.loc[joint & (items["seed"] == 0), "AA"] = 0.12  # joint training failed at gamma0 = 0.1
     cl7 = next(r for r in evaluate(an.claims(cl.experiment_runs(cfg), cfg), {"items": items}, cfg=cfg)
                if r["id"] == "CL-7")
-    assert "joint_pmnist100_mup_N64_gsweep: gamma0=0.1 left out" in cl7["parts"][0]["label"]
+    assert "joint_stream-pmnist100_mode-mup_width-64_gamma0-none: gamma0=0.1 left out" \
+        in cl7["parts"][0]["label"]
     assert "gamma0=0.3 left out" not in cl7["parts"][0]["label"]
-    items.loc[items["run"] == "seq_pmnist100_mup_N64_gsweep", "LA"] = 0.1  # nothing learned
+    items.loc[items["run"] == seq, "LA"] = 0.1  # nothing learned
     cl3 = next(r for r in evaluate(an.claims(cl.experiment_runs(cfg), cfg), {"items": items}, cfg=cfg)
                if r["id"] == "CL-3")
     assert cl3["verdict"] == "inconclusive" and "too few gamma0 values were learned" in cl3["note"]
@@ -312,7 +328,7 @@ def test_transfer_with_an_optimum_at_the_grid_edge_is_no_evidence():
     cfg = _claims_config()
     items = synthetic_items()
     for n in (32, 64):  # both optima at the largest gamma0: "transfer", but only because of the grid
-        run = items["run"] == f"seq_pmnist100_mup_N{n}_gsweep"
+        run = items["run"] == f"seq_stream-pmnist100_mode-mup_width-{n}_gamma0-none"
         items.loc[run, "AA"] = 0.8 + 0.01 * items.loc[run, "gamma0"]
     cl5 = next(r for r in evaluate(an.claims(cl.experiment_runs(cfg), cfg), {"items": items}, cfg=cfg)
                if r["id"] == "CL-5")
@@ -324,7 +340,7 @@ def _shifted_optima(shift_decades: float, rng_seed: int = 0) -> pd.DataFrame:
     items = synthetic_items()
     rng = np.random.default_rng(rng_seed)
     for n, peak in ((32, math.log10(0.5)), (64, math.log10(0.5) + shift_decades)):
-        run = items["run"] == f"seq_pmnist100_mup_N{n}_gsweep"
+        run = items["run"] == f"seq_stream-pmnist100_mode-mup_width-{n}_gamma0-none"
         lg = np.log10(items.loc[run, "gamma0"].astype(float))
         items.loc[run, "AA"] = 0.9 - 0.05 * (lg - peak) ** 2 + rng.normal(0, 0.002, int(run.sum()))
     return items
@@ -357,7 +373,7 @@ def test_a_cl5_margin_as_wide_as_a_grid_step_is_a_config_error():
 
 def test_optimal_gamma_and_grid_step():
     df = synthetic_items(seeds=[0])
-    assert an.optimal_gamma(df, "seq_pmnist100_mup_N32_gsweep") == {0: 0.3}
+    assert an.optimal_gamma(df, "seq_stream-pmnist100_mode-mup_width-32_gamma0-none") == {0: 0.3}
     assert an.grid_step([0.1, 0.3, 1.0, 3.0]) == pytest.approx(math.log10(1 / 0.3))
 
 

@@ -46,9 +46,10 @@ def test_run_names_round_trip_and_match_the_pattern(scale):
     runs = interface.get("depthwise_transfer").runs_of(SCALES[scale])
     assert runs
     for name in runs:
-        assert re.fullmatch(dt.RUN_PATTERN, name) and dt.RunSpec.parse(name).name == name
+        assert re.fullmatch(dt.Sweep.pattern(), name) and dt.Sweep.parse(name).name == name
     assert dt.sweep("sqrtl", 4, 64).name == "sweep_branch-sqrtl_depth-4_width-64"
-    assert not re.fullmatch(dt.RUN_PATTERN, "sweep_branch-half_depth-4_width-64")
+    with pytest.raises(ValueError, match="branch 'half' \\(one of sqrtl, one\\)"):
+        dt.Sweep.parse("sweep_branch-half_depth-4_width-64")
 
 
 def test_both_branch_scales_start_from_the_same_weights_and_differ_only_in_the_branch(smoke):
@@ -117,8 +118,8 @@ def sweeps(cfg: dict, centre, rng: np.random.Generator | None = None, net_sd: fl
             c = centre(spec, seed)
             for lr in cfg["lrs"]:
                 noise = rng.normal(0, row_sd) if rng is not None else 0.0
-                rows.append({"run": spec.name, "seed": seed, "branch": spec["branch"], "depth": spec["depth"],
-                             "width": spec["width"], "lr": float(lr), "diverged": False,
+                rows.append({"run": spec.name, "seed": seed, "branch": spec.branch, "depth": spec.depth,
+                             "width": spec.width, "lr": float(lr), "diverged": False,
                              "train_loss": 1 + curvature * (math.log10(lr) - c) ** 2 + level + noise})
     return pd.DataFrame(rows)
 
@@ -136,7 +137,7 @@ def test_transfer_is_replicated_where_the_optimum_stays_and_fails_where_it_moves
     assert stays["DT-1"]["verdict"] == stays["DT-3"]["verdict"] == stays["DT-4"]["verdict"] == "replicated"
 
     step = math.log10(2)  # the deepest network's optimum one grid step lower in every seed
-    moved = _verdicts(smoke, sweeps(smoke, lambda s, seed: MID - step * (s["depth"] == max(smoke["depths"]))
+    moved = _verdicts(smoke, sweeps(smoke, lambda s, seed: MID - step * (s.depth == max(smoke["depths"]))
                                     + rng.normal(0, 0.03)))
     assert moved["DT-1"]["verdict"] == "not replicated"
     assert moved["DT-1"]["parts"][1]["mean"] == pytest.approx(-step, abs=0.05)
@@ -147,7 +148,7 @@ def test_dt2_can_come_out_either_way(smoke):
     rng = np.random.default_rng(1)
 
     def moves(branch: str):
-        return lambda s, seed: (MID - 0.6 * (s["branch"] == branch and s["depth"] == deep)
+        return lambda s, seed: (MID - 0.6 * (s.branch == branch and s.depth == deep)
                                 + rng.normal(0, 0.03))
 
     plain_moves = _verdicts(smoke, sweeps(smoke, moves("one")))
@@ -161,7 +162,7 @@ def test_dt2_can_come_out_either_way(smoke):
 def test_an_optimum_at_the_end_of_the_grid_is_not_located(smoke):
     low = math.log10(min(smoke["lrs"])) - 1
     deep = max(smoke["depths"])
-    rows = _verdicts(smoke, sweeps(smoke, lambda s, seed: low if s["depth"] == deep else MID))
+    rows = _verdicts(smoke, sweeps(smoke, lambda s, seed: low if s.depth == deep else MID))
     assert rows["DT-1"]["verdict"] == "inconclusive" and "not located" in rows["DT-1"]["note"]
     # plain muP's deep optimum beyond the low end: the end bounds its shift (a smaller one)
     assert "its end used" in rows["DT-5"]["parts"][0]["label"]
@@ -174,7 +175,7 @@ def test_dt6_needs_three_depths_and_reads_the_gaps_between_neighbours(smoke):
     rng = np.random.default_rng(2)
 
     def level(s, seed):  # the optimum moves less and less as depth doubles: the curves settle
-        return MID + {2: 0.3, 4: 0.1, 8: 0.05}.get(s["depth"], 0) + rng.normal(0, 0.01)
+        return MID + {2: 0.3, 4: 0.1, 8: 0.05}.get(s.depth, 0) + rng.normal(0, 0.01)
 
     assert _verdicts(cfg, sweeps(cfg, level))["DT-6"]["verdict"] == "replicated"
 
@@ -195,8 +196,8 @@ def _rate(cfg: dict, claim_id: str, centre, seed: int) -> float:
 def test_transfer_claims_are_rarely_replicated_when_the_optimum_moves_by_the_margin(smoke):
     """DT-1/DT-3/DT-4 are equivalence claims: their null is an optimum that moves by `tolerance`."""
     tol, deep, wide = smoke["tolerance"], max(smoke["depths"]), max(smoke["width_sweep"]["widths"])
-    for claim_id, moved in (("DT-1", lambda s: s["depth"] == deep and s["width"] == smoke["base_width"]),
-                            ("DT-3", lambda s: s["width"] == wide), ("DT-4", lambda s: s["width"] == wide)):
+    for claim_id, moved in (("DT-1", lambda s: s.depth == deep and s.width == smoke["base_width"]),
+                            ("DT-3", lambda s: s.width == wide), ("DT-4", lambda s: s.width == wide)):
         rate = _rate(smoke, claim_id, lambda s, sd, rng, m=moved: MID + tol * m(s) + rng.normal(0, 0.05), 3)
         assert rate <= BOUND, (claim_id, rate)
 
@@ -205,7 +206,7 @@ def test_dt2_and_dt5_are_rarely_replicated_under_no_effect(smoke):
     """DT-2's null: both parameterizations' optima move alike with depth; DT-5's: no move."""
     deep = max(smoke["depths"])
     for claim_id, centre in (
-            ("DT-2", lambda s, sd, rng: MID - 0.3 * (s["depth"] == deep) + rng.normal(0, 0.1)),
+            ("DT-2", lambda s, sd, rng: MID - 0.3 * (s.depth == deep) + rng.normal(0, 0.1)),
             ("DT-5", lambda s, sd, rng: MID + rng.normal(0, 0.1))):
         rate = _rate(smoke, claim_id, centre, 4)
         assert rate <= BOUND, (claim_id, rate)

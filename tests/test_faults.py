@@ -33,11 +33,12 @@ BM_CFG = {
     "optimizer": {"name": "adam", "lr": 1e-3, "weight_decay": 0.0},
     "epochs": 4, "batch_size": 8, "eval_every": 2, "checkpoint_every": 1, "eval_views_max": 64,
 }
+BM_RUN = "train_noise-1.0_augmentation-light_n_augs-none_label_per_view-false"
 
 
 def _bm_run(images: dict) -> Run:
     torch.set_num_threads(1)
-    return Run(RunSpec.parse("noise100_light_Kinf"), BM_CFG, images, 0, torch.device("cpu"))
+    return Run(RunSpec.parse(BM_RUN), BM_CFG, images, 0, torch.device("cpu"))
 
 
 # ---------------------------------------------------------------- 1. prepared data from verified bytes
@@ -122,7 +123,8 @@ def _tiny_mnist(workdir: Path) -> None:
 @pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without CUDA")
 def test_device_change_reruns_nothing_and_missing_cuda_deletes_nothing(tmp_path):
     _tiny_mnist(tmp_path)
-    target = "results/continual_learning/runs/seq_pmnist100_ntp_Nsweep/seed0/metrics.json"
+    target = ("results/continual_learning/runs/seq_stream-pmnist100_mode-ntp_width-none_gamma0-none/seed0/"
+              "metrics.json")
     built = smk(tmp_path, target)
     assert built.returncode == 0, built.stderr[-3000:]
     finished = (tmp_path / target).read_bytes()
@@ -219,8 +221,7 @@ def test_config_values_from_the_command_line_and_yaml_errors(tmp_path):
 
 def test_more_images_than_the_prepared_data_is_an_error_not_a_clamp(tiny_images):
     with pytest.raises(data.DataError) as err:
-        Run(RunSpec.parse("noise100_light_Kinf"), dict(BM_CFG, n_train=41), tiny_images, 0,
-            torch.device("cpu"))
+        Run(RunSpec.parse(BM_RUN), dict(BM_CFG, n_train=41), tiny_images, 0, torch.device("cpu"))
     assert str(err.value).startswith("config key 'benign_memorization.n_train' asks for 41 training images "
                                      "but the prepared data has only 40")
 
@@ -287,13 +288,14 @@ def test_a_job_that_a_live_process_runs_is_refused(tmp_path):
     torch.set_num_threads(threads)
 
 
-SLURM_TIMEOUT_LOG = """\
+CL_RUN = "seq_stream-pmnist100_mode-mup_width-none_gamma0-1.0"
+SLURM_TIMEOUT_LOG = f"""\
 [Mon Nov 23 11:02:10 2026]
 Error in rule cl_train:
     message: SLURM-job '17' failed, SLURM status is: 'TIMEOUT'. Reason: Step 0: None.
     jobid: 0
-    output: results/continual_learning/runs/seq_pmnist100_mup_Nsweep_g1/seed0.json
-    log: logs/continual_learning/train/seq_pmnist100_mup_Nsweep_g1/seed0.log, .snakemake/slurm_logs/x.log
+    output: results/continual_learning/runs/{CL_RUN}/seed0.json
+    log: logs/continual_learning/train/{CL_RUN}/seed0.log, .snakemake/slurm_logs/x.log
 Error in rule cl_claims:
     message: SLURM-job '18' failed, SLURM status is: 'FAILED'. Reason: Step 0: NonZeroExitCode.
     jobid: 3

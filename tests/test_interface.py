@@ -9,6 +9,7 @@ import re
 import subprocess
 import sys
 from types import SimpleNamespace
+from typing import ClassVar
 
 import pytest
 
@@ -34,14 +35,14 @@ def test_registry_finds_every_paper_of_the_configs_with_distinct_prefixes():
     with pytest.raises(KeyError, match="no paper named 'nope'.*config/papers/<name>.yaml and src/replikit"):
         interface.get("nope")
     bm = interface.get("benign_memorization")
-    log = "logs/benign_memorization/probe_layers/noise100_none_Kinf/seed0.log"
+    log = "logs/benign_memorization/probe_layers/some_run/seed0.log"
     assert interface.stage_of_job(log) is bm.stage("probe_layers")
     assert interface.stage_of_job("/abs/wd/logs/rank_collapse/train/init_x/seed1.log").name == "train"
     assert interface.stage_of_job("/home/logs/wd/logs/benign_memorization/probe_layers/r/seed1.log") \
         is bm.stage("probe_layers")
     with pytest.raises(KeyError, match="no paper named 'xx'"):
         interface.stage_of_job("logs/xx/train/a/seed0.log")
-    with pytest.raises(KeyError, match="STAGES has no stage 'nope'"):
+    with pytest.raises(KeyError, match="RUNS has no stage 'nope'"):
         interface.stage_of_job("logs/rank_collapse/nope/a/seed0.log")
 
 
@@ -182,6 +183,11 @@ def _errors(paper, others=None, configs=interface.CONFIGS) -> str:
 RC = interface.get("rank_collapse")
 
 
+def with_runs(paper: interface.Paper, **changes) -> interface.Paper:
+    """`paper` with its run side (`Paper.runs`) changed."""
+    return dataclasses.replace(paper, runs=dataclasses.replace(paper.runs, **changes))
+
+
 def test_a_prefix_with_an_underscore_is_refused():
     message = _errors(dataclasses.replace(RC, prefix="r_c"))
     assert "prefix: 'r_c' is not lowercase letters and digits" in message
@@ -202,7 +208,7 @@ def test_two_papers_with_one_prefix_cannot_be_registered_together(monkeypatch):
 
 def test_run_files_without_a_metrics_kind_are_refused():
     files = {"results": RC.run_files["metrics"]}
-    message = _errors(dataclasses.replace(RC, run_files=files, claim_reads={"results": None}))
+    message = _errors(dataclasses.replace(with_runs(RC, files=files), claim_reads={"results": None}))
     assert "run_files: no kind named 'metrics' (it has: results); fix: name the per-run JSON" in message
     assert "'device' key" in message
 
@@ -210,13 +216,13 @@ def test_run_files_without_a_metrics_kind_are_refused():
 def test_stage_outputs_with_unknown_or_unconstrained_wildcards_are_refused():
     train = RC.stage("train")
     odd = dataclasses.replace(train, outputs={"metrics": "results/rc/runs/{run}/{width}/seed{seed}.json"})
-    message = _errors(dataclasses.replace(RC, stages=(odd,)))
+    message = _errors(with_runs(RC, stages=(odd,)))
     assert "stages['train'].outputs: unknown wildcard(s) ['width']" in message
     assert "fix: use only {run}, {task}, {seed}" in message
     assert "run_files['metrics']: no stage writes" in message
-    assert "stages: differ from replikit.papers.rank_collapse.STAGES" in message
+    assert "runs: is not replikit.papers.rank_collapse.RUNS, whose stages a stage job runs" in message
     tasked = dataclasses.replace(train, outputs={"metrics": "results/rc/{task}/{run}/seed{seed}.json"})
-    message = _errors(dataclasses.replace(RC, stages=(tasked,)))
+    message = _errors(with_runs(RC, stages=(tasked,)))
     assert "stages['train'].wildcards: no constraint for wildcard(s) ['task']" in message
 
 
@@ -253,12 +259,43 @@ def test_registry_leaves_heavy_imports_to_the_jobs_that_use_them():
     assert out.stdout.split() == ["[]", "True"], out.stderr
 
 
+@dataclasses.dataclass(frozen=True)
+class Sweep(interface.Run):
+    kind: ClassVar[str] = "sweep"
+    depth: int
+    lr: float
+    arm: str
+    views: int | None = None
+    labelled: bool = False
+    tau: int | str = 0
+
+
+@dataclasses.dataclass(frozen=True)
+class Kinds(interface.Run):
+    kind: str
+    width: int
+
+
 def test_the_generic_run_writes_and_parses_its_own_name():
-    run = interface.Run.of("sweep", depth=4, lr=0.01, arm="mup", shift=-0.5)
-    assert run.name == "sweep_depth-4_lr-0.01_arm-mup_shift--0.5"
-    assert interface.Run.parse(run.name) == run and run["lr"] == 0.01 and run["depth"] == 4
-    assert re.fullmatch(interface.Run.PATTERN, run.name)
-    with pytest.raises(ValueError, match="values numbers or words without '_'"):
-        interface.Run.of("sweep", arm="mu_p")
-    with pytest.raises(ValueError, match="not a run name"):
-        interface.Run.parse("Sweep_depth4")
+    run = Sweep(4, 0.01, "mu_p", None, True, "A")
+    assert run.name == "sweep_depth-4_lr-0.01_arm-mu_p_views-none_labelled-true_tau-A"
+    assert Sweep.parse(run.name) == run and re.fullmatch(Sweep.pattern(), run.name)
+    for other in (Sweep(-2, 1e-05, "x", 3, False, 7), Sweep(1, -0.5, "crop_flip_2")):
+        assert Sweep.parse(other.name) == other and re.fullmatch(Sweep.pattern(), other.name)
+    assert Sweep.parse("sweep_depth-1_lr-2.0_arm-a_views-none_labelled-false_tau-3").tau == 3
+    assert Kinds.parse("init_width-8") == Kinds("init", 8) and Kinds("train", 2).name == "train_width-2"
+    with pytest.raises(ValueError, match="not a Sweep run name \\(sweep_depth-<depth>_lr-<lr>"):
+        Sweep.parse("sweep_depth-4_lr-0.01")
+    with pytest.raises(ValueError, match="lr-fast is not a float"):
+        Sweep.parse("sweep_depth-1_lr-fast_arm-a_views-none_labelled-false_tau-0")
+    with pytest.raises(ValueError, match="use 'sweep_depth-1_lr-2.0_"):
+        Sweep.parse("sweep_depth-1_lr-2_arm-a_views-none_labelled-false_tau-0")
+    with pytest.raises(ValueError, match="a value in a run name is letters, digits"):
+        assert Sweep(1, 0.1, "1/sqrt(L)").name
+    with pytest.raises(ValueError, match="a value in a run name"):
+        assert Sweep(1, 0.1, "a_lr-2").name  # would read back as another run
+
+
+def test_runs_that_are_not_a_run_dataclass_are_refused():
+    message = _errors(with_runs(RC, spec=str))
+    assert "runs.spec: <class 'str'> is not a dataclass subclassing Run with a kind" in message

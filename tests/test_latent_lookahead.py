@@ -211,7 +211,15 @@ def test_run_names_round_trip_and_reject_nonsense():
     for spec in [RunSpec("sudoku4", "ntp"), RunSpec("maze", "pause", "A"), RunSpec("prosqa", "lookahead", 5),
                  RunSpec("sudoku9", "lookahead", "A", "causal")]:
         assert RunSpec.parse(spec.name) == spec
-    for bad in ["sudoku4_pause", "sudoku5_ntp", "sudoku4_lookahead_tau3", "maze_lookahead_tauX_bidir"]:
+    assert RunSpec("sudoku9", "lookahead", "A").name == "train_task-sudoku9_method-lookahead_tau-A_mask-bidir"
+    assert RunSpec("sudoku4", "ntp").name == "train_task-sudoku4_method-ntp_tau-0_mask-bidir"
+    for bad in ["train_task-sudoku4_method-pause", "train_task-sudoku5_method-ntp_tau-0_mask-bidir",
+                "train_task-sudoku4_method-lookahead_tau-3",
+                "train_task-maze_method-lookahead_tau-X_mask-bidir",
+                "train_task-maze_method-lookahead_tau-03_mask-bidir",  # not the canonical name of tau 3
+                "train_task-sudoku4_method-ntp_tau-2_mask-bidir",  # NTP has no latent steps ...
+                "train_task-sudoku4_method-pause_tau-2_mask-causal",  # ... and only lookahead a latent mask
+                "sudoku4_ntp", "sudoku4_lookahead_tau3_bidir"]:  # the names before the Run interface
         with pytest.raises(ValueError):
             RunSpec.parse(bad)
     with pytest.raises(ValueError):
@@ -222,8 +230,10 @@ def test_experiments_share_runs():
     runs = ll.experiment_runs(CFG)
     assert runs["accuracy_table"] == runs["training_curves"]
     names = {r.name for r in ll.all_runs(CFG)}
-    assert "sudoku4_lookahead_tau3_bidir" in names and "sudoku4_lookahead_tau3_causal" in names
-    assert "prosqa_pause_tauA" in names and "sudoku4_lookahead_tauA_bidir" in names
+    assert "train_task-sudoku4_method-lookahead_tau-3_mask-bidir" in names
+    assert "train_task-sudoku4_method-lookahead_tau-3_mask-causal" in names
+    assert "train_task-prosqa_method-pause_tau-A_mask-bidir" in names
+    assert "train_task-sudoku4_method-lookahead_tau-A_mask-bidir" in names
     assert len(names) == 6 + 2 + 1  # table, tau scaling (tau=2, A), causal ablation
     assert ll.tasks_used(CFG) == ["prosqa", "sudoku4"]
     # another task's settings do not change a task's training config
@@ -308,14 +318,15 @@ def test_claims_from_synthetic_results():
     def five(*v: float) -> list[float]:
         return [x + d for x in v for d in (0.0, 0.01, -0.01, 0.02, -0.02)][:5]
 
-    good = _final({"sudoku4_ntp": five(0.5), "sudoku4_pause_tau3": five(0.6),
-                   "sudoku4_lookahead_tau3_bidir": [0.8, 0.82, 0.79, 0.81, 0.8],
-                   "sudoku4_lookahead_tau3_causal": five(0.7),
-                   "sudoku4_lookahead_tau2_bidir": five(0.62),
-                   "sudoku4_lookahead_tauA_bidir": five(0.9),
-                   "prosqa_ntp": five(0.5), "prosqa_pause_tauA": five(0.5),
-                   "prosqa_lookahead_tauA_bidir": [0.4, 0.41, 0.39, 0.4, 0.42]},
-                  {"sudoku4_lookahead_tau2_bidir": 2, "sudoku4_lookahead_tauA_bidir": 19})
+    s4, pq = "train_task-sudoku4_method-", "train_task-prosqa_method-"
+    good = _final({f"{s4}ntp_tau-0_mask-bidir": five(0.5), f"{s4}pause_tau-3_mask-bidir": five(0.6),
+                   f"{s4}lookahead_tau-3_mask-bidir": [0.8, 0.82, 0.79, 0.81, 0.8],
+                   f"{s4}lookahead_tau-3_mask-causal": five(0.7),
+                   f"{s4}lookahead_tau-2_mask-bidir": five(0.62),
+                   f"{s4}lookahead_tau-A_mask-bidir": five(0.9),
+                   f"{pq}ntp_tau-0_mask-bidir": five(0.5), f"{pq}pause_tau-A_mask-bidir": five(0.5),
+                   f"{pq}lookahead_tau-A_mask-bidir": [0.4, 0.41, 0.39, 0.4, 0.42]},
+                  {f"{s4}lookahead_tau-2_mask-bidir": 2, f"{s4}lookahead_tau-A_mask-bidir": 19})
     rows = {r["id"]: r for r in evaluate(an.claims(runs, 0.05), {"final": good}, cfg=CFG)}
     assert rows["LL-1"]["verdict"] == "replicated"
     assert rows["LL-1"]["parts"][0]["paper_value"] == pytest.approx(0.155)
@@ -330,8 +341,7 @@ def test_claims_from_synthetic_results():
     assert {k for k, r in rows.items() if r["kind"] == "hypothesis"} == {"LL-4", "LL-5"}
     # LL-3 is non-inferiority: two points below NTP, well inside the 5-point margin, passes
     close = good.copy()
-    close.loc[close.run == "prosqa_lookahead_tauA_bidir", "exact_match"] = [0.48, 0.49, 0.47, 0.48,
-                                                                             0.49]
+    close.loc[close.run == f"{pq}lookahead_tau-A_mask-bidir", "exact_match"] = [0.48, 0.49, 0.47, 0.48, 0.49]
     ll3 = {r["id"]: r for r in evaluate(an.claims(runs, 0.05), {"final": close}, cfg=CFG)}["LL-3"]
     assert ll3["verdict"] == "replicated" and ll3["parts"][0]["threshold"] == -0.05
     assert {r["id"]: r for r in evaluate(an.claims(runs, 0.01), {"final": close}, cfg=CFG)}["LL-3"][
@@ -342,8 +352,8 @@ def test_claims_from_synthetic_results():
                                          cfg=small)}
     assert rows["LL-3"]["note"].startswith("not measurable") and rows["LL-6"]["measurable"] is False
     # a run the configuration asks for but the results lack is an error naming it
-    with pytest.raises(MissingResult, match="claim LL-1: missing 'sudoku4_ntp'"):
-        evaluate(an.claims(runs, 0.05), {"final": good[good.run != "sudoku4_ntp"]}, cfg=CFG)
+    with pytest.raises(MissingResult, match=f"claim LL-1: missing '{s4}ntp_tau-0_mask-bidir'"):
+        evaluate(an.claims(runs, 0.05), {"final": good[good.run != f"{s4}ntp_tau-0_mask-bidir"]}, cfg=CFG)
 
 
 # ---------------------------------------------------------------- task figures (issue 14)
@@ -412,4 +422,5 @@ def test_example_figures_follow_the_configured_tasks():
     assert runs["maze_example"] == [] and runs["sudoku9_example"] == []
     with_maze = {**CFG, "tasks": [*CFG["tasks"], "maze"],
                  "training": {**CFG["training"], "maze": CFG["training"]["sudoku4"]}}
-    assert [r.name for r in ll.experiment_runs(with_maze)["maze_example"]] == ["maze_lookahead_tau3_bidir"]
+    assert [r.name for r in ll.experiment_runs(with_maze)["maze_example"]] == [
+        "train_task-maze_method-lookahead_tau-3_mask-bidir"]

@@ -143,7 +143,7 @@ def test_cl5_null_is_the_margin(smoke):
     for _ in range(DRAWS):
         items = _cl_null(cfg, rng)["items"]
         for width, centre in ((lo_w, peak), (hi_w, peak + tol)):
-            run = items["run"] == f"seq_{cfg_stream(cfg)}_mup_N{width}_gsweep"
+            run = items["run"] == f"seq_stream-{cfg_stream(cfg)}_mode-mup_width-{width}_gamma0-none"
             lg = np.log10(items.loc[run, "gamma0"].astype(float))
             items.loc[run, "AA"] = 0.9 - 0.1 * (lg - centre) ** 2 + rng.normal(0, 0.005, int(run.sum()))
         row = evaluate([claim], {"items": items}, LEVEL, MIN_SEEDS, cfg)[0]

@@ -62,13 +62,14 @@ def test_estimated_peak_matches_a_measured_cpu_peak(small_config):
     the built model and data (glibc told to return every freed block over 64 KiB to the system, so
     that the resident set follows the live tensors), plus the model's and the data's bytes."""
     cfg = small_config["rank_collapse"]
-    piece = pj.rank_collapse(cfg, "train_postln_alpha1_L4").pieces[0]
+    run = "train_norm-post_scaling-1_d_k-none_depth-4"
+    piece = pj.rank_collapse(cfg, run).pieces[0]
     estimate = measure_step(piece.build).peak_bytes
     script = textwrap.dedent(f"""
         import json, resource, torch
         from replikit import plan_jobs as pj
         torch.set_num_threads(1)
-        setup = pj.rank_collapse(json.loads({json.dumps(json.dumps(cfg))}), "train_postln_alpha1_L4") \\
+        setup = pj.rank_collapse(json.loads({json.dumps(json.dumps(cfg))}), {run!r}) \\
             .pieces[0].build()
         static = sum(t.numel() * t.element_size() for t in [*setup.model.parameters(), *setup.resident])
         before = int(open("/proc/self/statm").read().split()[1]) * resource.getpagesize()
@@ -114,11 +115,13 @@ def test_paper_steps_follow_the_papers_settings():
     config = pl.load([str(pl.ROOT / "config/paper.yaml")])
     ll = config["latent_lookahead"]
     for task in ll["tasks"]:
-        steps = pj.latent_lookahead(ll, f"{task}_ntp").pieces[0].steps
+        steps = pj.latent_lookahead(ll, f"train_task-{task}_method-ntp_tau-0_mask-bidir").pieces[0].steps
         assert 9900 <= steps <= 10000, (task, steps)
-    assert pj.benign_memorization(config["benign_memorization"], "noise100_full_Kinf").pieces[0].steps \
+    bm_main = "train_noise-1.0_augmentation-full_n_augs-none_label_per_view-false"
+    assert pj.benign_memorization(config["benign_memorization"], bm_main).pieces[0].steps \
         == 10000 * (50000 // 256)
-    cl = pj.continual_learning(config["continual_learning"], "seq_splitcifar10_mup_Nsweep_g1")
+    cl = pj.continual_learning(config["continual_learning"],
+                               "seq_stream-splitcifar10_mode-mup_width-none_gamma0-1.0")
     assert [p.steps for p in cl.pieces] == [5 * 5 * 79] * 6  # 6 widths, 5 tasks x 5 epochs x ceil(10000/128)
 
 
@@ -138,8 +141,8 @@ def test_config_files_merge_key_by_key(tmp_path):
 
 def test_gpu_profile_requests_are_evaluated_per_run():
     requests = pl.gpu_requests(pl.ROOT / "profiles/gpu")
-    sudoku4 = pl.request_of(requests, "ll_train", "sudoku4_ntp", 0)
-    sudoku9 = pl.request_of(requests, "ll_train", "sudoku9_lookahead_tauA_bidir", 0)
+    sudoku4 = pl.request_of(requests, "ll_train", "train_task-sudoku4_method-ntp_tau-0_mask-bidir", 0)
+    sudoku9 = pl.request_of(requests, "ll_train", "train_task-sudoku9_method-lookahead_tau-A_mask-bidir", 0)
     assert sudoku4 and sudoku9 and sudoku9 > sudoku4
 
 

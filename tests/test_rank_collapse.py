@@ -67,24 +67,35 @@ def _model(depth: int, norm: str = "post", alpha: str = "1", seed: int = 0, **kw
 
 
 def test_run_names_round_trip_and_match_the_pattern():
-    names = ["init_postln_alpha1_dk16", "init_preln_alpha1oversqrtL_dk128", "init_noln_alpha1_dk1",
-             "train_postln_alpha1_L16", "train_preln_alpha1oversqrtL_L3"]
+    names = ["init_norm-post_scaling-1_d_k-16_depth-none",
+             "init_norm-pre_scaling-1oversqrtL_d_k-128_depth-none",
+             "init_norm-none_scaling-1_d_k-1_depth-none",
+             "train_norm-post_scaling-1_d_k-none_depth-16",
+             "train_norm-pre_scaling-1oversqrtL_d_k-none_depth-3"]
     names += [s.name for s in rc.all_runs(TINY)]
     for name in names:
-        assert re.fullmatch(rc.RUN_PATTERN, name)
+        assert re.fullmatch(rc.RunSpec.pattern(), name)
         assert rc.RunSpec.parse(name).name == name
-    spec = rc.RunSpec.parse("init_preln_alpha1oversqrtL_dk128")
+    spec = rc.RunSpec.parse("init_norm-pre_scaling-1oversqrtL_d_k-128_depth-none")
     assert (spec.kind, spec.norm, spec.alpha, spec.d_k, spec.depth) == ("init", "pre", "1/sqrt(L)", 128, None)
-    spec = rc.RunSpec.parse("train_postln_alpha1_L16")
+    assert spec.scaling == "1oversqrtL" and spec.label == "pre-LN, alpha=1/sqrt(L)"
+    spec = rc.RunSpec.parse("train_norm-post_scaling-1_d_k-none_depth-16")
     assert (spec.kind, spec.norm, spec.alpha, spec.d_k, spec.depth) == ("train", "post", "1", None, 16)
+    for old in ("init_postln_alpha1_dk16", "train_postln_alpha1oversqrtL_L3",
+                "init_norm-post_scaling-1_d_k-16"):  # the former names; a key missing
+        assert not re.fullmatch(rc.RunSpec.pattern(), old)
 
 
-@pytest.mark.parametrize("name", ["init_postln_alpha1_L16", "train_postln_alpha1_dk16",
-                                  "init_postln_alpha2_dk16", "init_postln_alpha1_dk0",
-                                  "init_postln_alpha1_dk016", "init_midln_alpha1_dk8",
-                                  "init_postln_alpha1_dk8_x", "sweep_postln_alpha1_dk8"])
+@pytest.mark.parametrize("name", ["init_norm-post_scaling-1_d_k-none_depth-16",
+                                  "train_norm-post_scaling-1_d_k-16_depth-none",
+                                  "init_norm-post_scaling-2_d_k-16_depth-none",
+                                  "init_norm-post_scaling-1_d_k-0_depth-none",
+                                  "init_norm-post_scaling-1_d_k-016_depth-none",
+                                  "init_norm-mid_scaling-1_d_k-8_depth-none",
+                                  "init_norm-post_scaling-1_d_k-8_depth-none_x",
+                                  "sweep_norm-post_scaling-1_d_k-8_depth-none",
+                                  "init_postln_alpha1_dk16"])
 def test_bad_run_names_are_rejected(name):
-    assert not re.fullmatch(rc.RUN_PATTERN, name)
     with pytest.raises(ValueError):
         rc.RunSpec.parse(name)
 
@@ -93,16 +104,17 @@ def test_experiment_runs_cover_the_figures():
     runs = rc.experiment_runs(TINY)
     assert set(runs) == set(rc.FIGURES)
     assert {s.name for s in runs["similarity_vs_depth"]} == {
-        "init_postln_alpha1_dk8", "init_postln_alpha1oversqrtL_dk8", "init_preln_alpha1_dk8",
-        "init_preln_alpha1oversqrtL_dk8"}
-    assert [s.name for s in runs["gradient_ratio_vs_dk"]] == ["init_postln_alpha1oversqrtL_dk4",
-                                                              "init_postln_alpha1oversqrtL_dk16"]
-    assert [s.name for s in runs["training_loss"]] == ["train_postln_alpha1_L2",
-                                                       "train_postln_alpha1oversqrtL_L2"]
+        "init_norm-post_scaling-1_d_k-8_depth-none", "init_norm-post_scaling-1oversqrtL_d_k-8_depth-none",
+        "init_norm-pre_scaling-1_d_k-8_depth-none", "init_norm-pre_scaling-1oversqrtL_d_k-8_depth-none"}
+    assert [s.name for s in runs["gradient_ratio_vs_dk"]] == [
+        "init_norm-post_scaling-1oversqrtL_d_k-4_depth-none",
+        "init_norm-post_scaling-1oversqrtL_d_k-16_depth-none"]
+    assert [s.name for s in runs["training_loss"]] == ["train_norm-post_scaling-1_d_k-none_depth-2",
+                                                       "train_norm-post_scaling-1oversqrtL_d_k-none_depth-2"]
 
 
 def test_run_config_holds_only_run_defining_keys():
-    init, train = "init_postln_alpha1_dk8", "train_postln_alpha1_L2"
+    init, train = "init_norm-post_scaling-1_d_k-8_depth-none", "train_norm-post_scaling-1_d_k-none_depth-2"
     assert set(rc.run_config(TINY, init)) == {"model", "data", "init"}
     assert "d_k" not in rc.run_config(TINY, init)["model"]  # an init run's d_k is in its name
     assert set(rc.run_config(TINY, train)) == {"model", "data", "training"}
@@ -140,7 +152,7 @@ def _with_training_override(cfg: dict, model: dict | None, data: dict | None) ->
 def test_the_training_run_has_its_own_model_and_data_where_set():
     """training.model / training.data replace the shared model and data of the training runs only;
     absent, null, or repeating the shared settings, they leave every run config as it was."""
-    init, train = "init_postln_alpha1_dk8", "train_postln_alpha1_L2"
+    init, train = "init_norm-post_scaling-1_d_k-8_depth-none", "train_norm-post_scaling-1_d_k-none_depth-2"
     own = _with_training_override(TINY, {"width": 12, "heads": 3, "mlp_ratio": 4},
                                   {"vocab_size": 6, "seq_len": 5})
     cfg = rc.run_config(own, train)
@@ -182,9 +194,9 @@ def test_default_init_claims_run_at_the_paper_model_sizes(root):
                                                                                           "paper.yaml"))
     assert default["model"] == paper["model"] and default["data"] == paper["data"]
     assert default["init"]["depths"] == paper["init"]["depths"]
-    init = rc.run_config(default, "init_postln_alpha1_dk128")
+    init = rc.run_config(default, "init_norm-post_scaling-1_d_k-128_depth-none")
     assert init["model"]["width"] == 512 and init["data"]["vocab_size"] == 1024
-    train = rc.run_config(default, f"train_postln_alpha1_L{default['training']['depth']}")
+    train = rc.run_config(default, f"train_norm-post_scaling-1_d_k-none_depth-{default['training']['depth']}")
     assert (train["model"]["width"], train["model"]["heads"], train["data"]["vocab_size"]) == (64, 1, 32)
     rows = _scale_fidelity(root, "config.yaml")
     for cid in ("RC-1", "RC-2", "RC-3", "RC-4"):
@@ -254,7 +266,7 @@ def test_gradient_norms_are_finite_positive_and_per_layer():
 
 
 def test_runs_are_deterministic_per_seed():
-    spec = "train_postln_alpha1_L2"
+    spec = "train_norm-post_scaling-1_d_k-none_depth-2"
     a, b = (rc.run(spec, rc.run_config(TINY, spec), 3) for _ in range(2))
     assert a["history"] == b["history"]
     other = rc.run(spec, rc.run_config(TINY, spec), 4)
@@ -274,7 +286,9 @@ def test_claims_read_every_seed_and_fail_loudly_on_a_missing_run(tiny_results):
         assert all(math.isfinite(v) for p in r["parts"] for v in p["per_seed"].values())
     # ten steps learn nothing: RC-5 compares two plateaus and says so
     assert "neither arm learned" in rows[4]["parts"][0]["no_evidence"]
-    for missing in ("init_postln_alpha1_dk8", "init_postln_alpha1oversqrtL_dk16", "train_postln_alpha1_L2"):
+    for missing in ("init_norm-post_scaling-1_d_k-8_depth-none",
+                    "init_norm-post_scaling-1oversqrtL_d_k-16_depth-none",
+                    "train_norm-post_scaling-1_d_k-none_depth-2"):
         df = an.load_results(_paths(tiny_results, drop=missing))
         with pytest.raises(MissingResult, match=missing):
             evaluate(claims, {"rows": df}, min_seeds=2)
@@ -283,10 +297,10 @@ def test_claims_read_every_seed_and_fail_loudly_on_a_missing_run(tiny_results):
 def test_figures_write_a_png_and_their_table(tiny_results, tmp_path):
     df = an.load_results(_paths(tiny_results))
     runs = rc.experiment_runs(TINY)
-    assert set(an.FIGURE_FUNCS) == set(an.CAPTIONS) == set(rc.FIGURES)
-    for name, draw in an.FIGURE_FUNCS.items():
-        out = tmp_path / f"{name}.png"
-        table = draw(df, runs[name], out, "smoke")
-        assert out.stat().st_size > 1000
-        assert set(table["run"]) == {s.name for s in runs[name]}
+    assert [f.name for f in an.SPEC.figures] == list(rc.FIGURES)
+    for fig in an.SPEC.figures:
+        out = tmp_path / f"{fig.name}.png"
+        table = fig.draw({"rows": df}, runs[fig.name], out, "smoke", False)
+        assert fig.caption and out.stat().st_size > 1000
+        assert set(table["run"]) == {s.name for s in runs[fig.name]}
         assert set(table["seed"]) == set(SEEDS)

@@ -11,9 +11,12 @@ CFG = {
     "optimizer": {"name": "adam", "lr": 1e-3, "weight_decay": 0.0},
     "epochs": 4, "batch_size": 8, "eval_every": 2, "checkpoint_every": 1, "eval_views_max": 64,
 }
+# 100% random labels: light augmentation with fresh views; 3 fixed views of full augmentation, a label each
+LIGHT = "train_noise-1.0_augmentation-light_n_augs-none_label_per_view-false"
+K3 = "train_noise-1.0_augmentation-full_n_augs-3_label_per_view-true"
 
 
-def _run(tiny_images, spec="noise100_light_Kinf", seed=0):
+def _run(tiny_images, spec=LIGHT, seed=0):
     torch.set_num_threads(1)
     return Run(RunSpec.parse(spec), CFG, tiny_images, seed, torch.device("cpu"))
 
@@ -22,7 +25,7 @@ def _weights(model):
     return torch.cat([p.detach().flatten() for p in model.state_dict().values() if p.is_floating_point()])
 
 
-@pytest.mark.parametrize("spec", ["noise100_light_Kinf", "noise100_full_K3_perview"])
+@pytest.mark.parametrize("spec", [LIGHT, K3])
 def test_same_seed_is_bitwise_reproducible(tiny_images, spec):
     a, b = _run(tiny_images, spec), _run(tiny_images, spec)
     ha, hb = a.train(progress=False), b.train(progress=False)
@@ -64,8 +67,8 @@ def test_checkpoint_of_another_configuration_is_not_resumed(tiny_images, tmp_pat
     assert ckpt.exists()
     longer = dict(CFG, optimizer={"name": "adam", "lr": 5e-3, "weight_decay": 0.0})
     torch.set_num_threads(1)
-    run = Run(RunSpec.parse("noise100_light_Kinf"), longer, tiny_images, 0, torch.device("cpu"))
-    fresh = Run(RunSpec.parse("noise100_light_Kinf"), longer, tiny_images, 0, torch.device("cpu"))
+    run = Run(RunSpec.parse(LIGHT), longer, tiny_images, 0, torch.device("cpu"))
+    fresh = Run(RunSpec.parse(LIGHT), longer, tiny_images, 0, torch.device("cpu"))
     assert run.train(checkpoint=str(ckpt), progress=False) == fresh.train(progress=False)
 
 

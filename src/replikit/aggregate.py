@@ -3,9 +3,23 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterable
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from .io import read_json
+
+
+def run_rows(paths: Iterable[str | Path], rows: Callable[[dict], Iterable[dict]],
+             columns: list[str] | None = None) -> pd.DataFrame:
+    """The table of per-run JSON files (`Job.write`): `rows(record)` gives one file's rows, and each
+    row is led by the file's run and seed. `columns`: the table's columns (also when there are no
+    rows); None: those of the rows."""
+    table = [{"run": m["run"], "seed": int(m["seed"]), **row}
+             for m in map(read_json, paths) for row in rows(m)]
+    return pd.DataFrame(table, columns=columns)
 
 
 def final_rows(hist: pd.DataFrame) -> pd.DataFrame:
@@ -14,11 +28,31 @@ def final_rows(hist: pd.DataFrame) -> pd.DataFrame:
     return hist[hist["epoch"] == last].reset_index(drop=True)
 
 
-def per_seed(df: pd.DataFrame, run: str, column: str) -> dict[int, float]:
-    """{seed: value of `column`} for one run; KeyError (claim not measurable) if it did not run."""
+def of_run(df: pd.DataFrame, run: str) -> pd.DataFrame:
+    """The rows of one run; KeyError (claims.evaluate: the claim is not measurable) if it did not run."""
     sel = df[df["run"] == run]
     if sel.empty:
         raise KeyError(run)
+    return sel
+
+
+def by_seed(df: pd.DataFrame, run: str, key: str, column: str, key_type: type = float) -> dict[int, dict]:
+    """{seed: {key value (as key_type): column value}} for one run, e.g. a depth or width sweep."""
+    out: dict[int, dict] = {}
+    for r in of_run(df, run).itertuples():
+        out.setdefault(int(r.seed), {})[key_type(getattr(r, key))] = float(getattr(r, column))
+    return out
+
+
+def endpoint_change(df: pd.DataFrame, run: str, key: str, column: str,
+                    key_type: type = float) -> dict[int, float]:
+    """Per seed: `column` at the largest value of `key` minus at the smallest."""
+    return {s: v[max(v)] - v[min(v)] for s, v in by_seed(df, run, key, column, key_type).items()}
+
+
+def per_seed(df: pd.DataFrame, run: str, column: str) -> dict[int, float]:
+    """{seed: value of `column`} for one run; KeyError (claim not measurable) if it did not run."""
+    sel = of_run(df, run)
     return dict(zip(sel["seed"].astype(int), sel[column].astype(float), strict=True))
 
 

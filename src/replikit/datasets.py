@@ -5,7 +5,7 @@ configured search paths (each with its published md5), the torchvision download,
 hub, and optionally a verified subset; plus its full sizes (config checks) and where to get it by
 hand. `replikit.data` prepares any registered dataset the same way, with the same checksums, offline
 fallback and error messages. CIFAR-10 and MNIST are built in; a paper adds its own from its module
-with `Paper.declare(..., datasets=(Dataset(...),))`, which registers it when the paper is loaded.
+with `Paper(..., datasets=(Dataset(...),))`, which registers it when the paper is loaded.
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ def register(dataset: Dataset) -> Dataset:
 def get(name: str) -> Dataset:
     if name not in _REGISTRY:
         raise KeyError(f"unknown dataset {name!r}; available: {', '.join(names())} (a paper declares its own "
-                       "with Paper.declare(..., datasets=(Dataset(...),)))")
+                       "with Paper(..., datasets=(Dataset(...),)))")
     return _REGISTRY[name]
 
 

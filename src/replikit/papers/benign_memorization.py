@@ -4,20 +4,21 @@ A run trains a network on training images whose labels are (partly) random, with
 without augmentation, and tracks a k-NN probe fitted on the clean training set with
 true labels. A run is named by what it trains on:
 
-    noise{percent}_{augmentation}_K{n_augs|inf}[_perview]
+    train_noise-{fraction}_augmentation-{preset}_n_augs-{K|none}_label_per_view-{true|false}
 
-`K` fixes how many distinct augmentations each image ever gets (inf = fresh ones every
-step); `_perview` gives each of the K augmentations its own random label (the capacity
-experiment). Runs that several figures need (e.g. K=inf is also "full augmentation")
+e.g. train_noise-1.0_augmentation-full_n_augs-none_label_per_view-false. `n_augs` (K) fixes
+how many distinct augmentations each image ever gets (none = fresh ones every step);
+`label_per_view` gives each of the K augmentations its own random label (the capacity
+experiment). Runs that several figures need (e.g. K=none is also "full augmentation")
 share one name and so run once.
 """
 
 from __future__ import annotations
 
 import json
-import re
 import time
 from dataclasses import dataclass
+from typing import ClassVar
 
 import torch
 import torch.nn.functional as F
@@ -32,36 +33,27 @@ from ..probes import extract_features, knn_accuracy, knn_predict, to_float
 from ..seeding import derive_seed, seed_everything
 from ..training import LoopConfig, make_optimizer, train_loop
 from . import unique_runs
-from .interface import Job, Stage, dataset_files
+from .interface import Job, Runs, Stage, dataset_files
+from .interface import Run as NamedRun
 
 PAPER = "benign_memorization"
-RUN_PATTERN = r"noise\d{1,3}_(none|crop_flip|light|full)_K(\d+|inf)(_perview)?"
 
 
 @dataclass(frozen=True)
-class RunSpec:
+class RunSpec(NamedRun):
     """What one training run sees: label noise, augmentation, K views, labels per view."""
 
+    kind: ClassVar[str] = "train"
     noise: float
     augmentation: str
     n_augs: int | None = None  # None = unlimited
     label_per_view: bool = False
 
-    @property
-    def name(self) -> str:
-        k = "inf" if self.n_augs is None else str(self.n_augs)
-        return f"noise{round(self.noise * 100)}_{self.augmentation}_K{k}" + (
-            "_perview" if self.label_per_view else "")
-
-    @classmethod
-    def parse(cls, name: str) -> RunSpec:
-        m = re.fullmatch(r"noise(\d{1,3})_(\w+?)_K(\d+|inf)(_perview)?", name)
-        if not m or m.group(2) not in aug.PRESETS:
-            raise ValueError(f"not a benign-memorization run name: {name!r}")
-        n_augs = None if m.group(3) == "inf" else int(m.group(3))
-        return cls(int(m.group(1)) / 100, m.group(2), n_augs, bool(m.group(4)))
-
     def __post_init__(self) -> None:
+        object.__setattr__(self, "noise", float(self.noise))  # one name for 1 and 1.0
+        if self.augmentation not in aug.PRESETS or not 0 <= self.noise <= 1:
+            raise ValueError(f"not a benign-memorization run: augmentation {self.augmentation!r} (one of "
+                             f"{', '.join(aug.PRESETS)}), label noise {self.noise} (from 0 to 1)")
         if self.label_per_view and self.n_augs is None:
             raise ValueError("a label per view needs a finite number of views K")
         if self.augmentation == "none" and self.n_augs is not None:
@@ -317,7 +309,7 @@ def run_inputs(cfg: dict, w) -> dict[str, str]:
     return dataset_files(cfg["dataset"])
 
 
-STAGES = (
+RUNS = Runs(PAPER, RunSpec, experiment_runs, RUN_FILES, stages=(
     Stage("train", {"metrics": RUN_FILES["metrics"], "model": MODEL_FILE}, train_job, inputs=run_inputs,
           config=lambda cfg, w: training_config(cfg),
           scratch=f"{RESULTS}/checkpoints/{{run}}_seed{{seed}}.ckpt"),
@@ -328,4 +320,4 @@ STAGES = (
           benchmark_loop_job, inputs=run_inputs,
           config=lambda cfg, w: {"benchmark": cfg["benchmark"], "model": cfg["model"]},
           runtime=30, gpu=False, benchmark=True),
-)
+), config_errors=config_errors)

@@ -7,14 +7,13 @@ from pathlib import Path
 import pandas as pd
 
 from .. import plotting
-from ..aggregate import cross_fit_choice, final_rows, per_seed
+from ..aggregate import cross_fit_choice, final_rows, per_seed, run_rows
 from ..aggregate import seed_diff as diff
 from ..claims import Claim, Part, Source, cross_fitted
-from ..io import read_json
 from ..plotting import sns
 from . import benign_memorization as bm
 from .benign_memorization import RunSpec
-from .interface import Paper, figures_of
+from .interface import Figure, Paper
 
 MEMORIZED = 0.9  # training accuracy on random labels that counts as "memorized"
 SOURCE = "arXiv 2210.14019 (ICLR 2023)"
@@ -51,25 +50,15 @@ def k_label(spec: RunSpec) -> str:
 
 def load_histories(paths: list[str | Path]) -> pd.DataFrame:
     """One row per (run, seed, evaluation epoch)."""
-    rows = []
-    for p in paths:
-        m = read_json(p)
-        for h in m["history"]:
-            rows.append({"run": m["run"], "seed": m["seed"], **h})
-    return pd.DataFrame(rows)
+    return run_rows(paths, lambda m: m["history"])
 
 
 def load_layers(paths: list[str | Path]) -> pd.DataFrame:
     """One row per (run, seed, stage) with trained/untrained probe and random-label agreement."""
-    rows = []
-    for p in paths:
-        m = read_json(p)
-        for i, stage in enumerate(m["stages"]):
-            rows.append({"run": m["run"], "seed": m["seed"], "stage": stage, "depth": i,
-                         "probe_acc": m["probe_acc"][stage],
-                         "untrained_probe_acc": m["untrained_probe_acc"][stage],
-                         "random_label_knn": m["random_label_knn"][stage]})
-    return pd.DataFrame(rows)
+    return run_rows(paths, lambda m: ({"stage": stage, "depth": i, "probe_acc": m["probe_acc"][stage],
+                                       "untrained_probe_acc": m["untrained_probe_acc"][stage],
+                                       "random_label_knn": m["random_label_knn"][stage]}
+                                      for i, stage in enumerate(m["stages"])))
 
 
 # ---------------------------------------------------------------- figures
@@ -296,30 +285,29 @@ def load_results(files: dict[str, list[str]]) -> dict[str, pd.DataFrame]:
     return out
 
 
-CAPTIONS = {
-    "probe_vs_epoch": "k-NN probe test accuracy (left) and training accuracy on the (random) training labels "
-    "(right) over training, for 0% and 100% random labels with and without augmentation; dashed: the "
-    "untrained network. Bands: 95% bootstrap CI over seeds.",
-    "probe_per_layer": "k-NN probe test accuracy at each stage of the final networks (left; conv maps "
-    "average-pooled to 2x2) and leave-one-out k-NN agreement with the training labels (right), which "
-    "measures where the random labels are memorized. Bars: 95% CI over seeds.",
-    "augmentation_diversity": "100% random labels, each image seen only through a fixed set of K "
-    "augmentations: k-NN probe accuracy (left) and memorization of the random labels (right), scored on "
-    "the training views the network saw and on clean images, against K. Bars: 95% CI over seeds.",
-    "capacity": "Each of the K augmentations of an image gets its own random label: training accuracy "
-    "reached on the (view, label) pairs against K. The budget is fixed in epochs (as in the paper), so "
-    "each pair is seen about epochs/K times. Bars: 95% CI over seeds.",
-}
-FIGURE_FUNCS = {"probe_vs_epoch": figure_probe_vs_epoch, "probe_per_layer": figure_probe_per_layer,
-                "augmentation_diversity": figure_augmentation_diversity, "capacity": figure_capacity}
+FIGURES = (
+    Figure("probe_vs_epoch", "k-NN probe test accuracy (left) and training accuracy on the (random) training "
+           "labels (right) over training, for 0% and 100% random labels with and without augmentation; "
+           "dashed: the untrained network. Bands: 95% bootstrap CI over seeds.",
+           figure_probe_vs_epoch, "history"),
+    Figure("probe_per_layer", "k-NN probe test accuracy at each stage of the final networks (left; conv maps "
+           "average-pooled to 2x2) and leave-one-out k-NN agreement with the training labels (right), which "
+           "measures where the random labels are memorized. Bars: 95% CI over seeds.",
+           figure_probe_per_layer, "layers", reads="layers"),
+    Figure("augmentation_diversity", "100% random labels, each image seen only through a fixed set of K "
+           "augmentations: k-NN probe accuracy (left) and memorization of the random labels (right), scored "
+           "on the training views the network saw and on clean images, against K. Bars: 95% CI over seeds.",
+           figure_augmentation_diversity, "final"),
+    Figure("capacity", "Each of the K augmentations of an image gets its own random label: training "
+           "accuracy reached on the (view, label) pairs against K. The budget is fixed in epochs (as in the "
+           "paper), so each pair is seen about epochs/K times. Bars: 95% CI over seeds.",
+           figure_capacity, "final"),
+)
 
-SPEC = Paper.declare(
-    bm, prefix="bm", title="The Curious Case of Benign Memorization (Anagnostidis et al., ICLR 2023)",
+SPEC = Paper(
+    bm.RUNS, prefix="bm", title="The Curious Case of Benign Memorization (Anagnostidis et al., ICLR 2023)",
     arxiv="2210.14019",
-    figures=figures_of(CAPTIONS, FIGURE_FUNCS,
-                       frames={"probe_vs_epoch": "history", "probe_per_layer": "layers",
-                               "augmentation_diversity": "final", "capacity": "final"},
-                       reads={"probe_per_layer": "layers"}),
+    figures=FIGURES,
     claims=lambda runs, cfg: claims(runs, cfg["augmentation"]),
     load_results=load_results,
     claim_reads={"metrics": None, "layers": "probe_per_layer"},

@@ -4,17 +4,19 @@ in the SG-MCMC setup of Wenzel et al. (2020).
 One job samples one *condition* for one seed at every temperature of the config. A condition
 is named by what defines its posterior:
 
-    {plain|inv}_{augmentation}_K{n_views|inf}_prior{scale}_{posterior|likelihood|prior}_cur{annotators}
+    chain_model-{plain|inv}_augmentation-{none|crop_flip|d4}_n_augs-{K|none}_prior-{scale}_
+        temper-{posterior|likelihood|prior}_curation-{annotators}
 
-`inv` wraps the network in a D4 group average; `K` fixes the views per image (view 0 is the
-image itself; inf = fresh augmentations every step); `prior` is the std of the Gaussian prior
-on conv and linear weights; the tempering mode says what T tempers:
+(one name, e.g. chain_model-plain_augmentation-crop_flip_n_augs-none_prior-1.0_temper-posterior_curation-0).
+`inv` wraps the network in a D4 group average; `n_augs` fixes the views K per image (view 0 is the
+image itself; none = fresh augmentations every step); `prior` is the std of the Gaussian prior
+on conv and linear weights; the tempering mode (`temper`) says what T tempers:
 
     posterior   p(D|theta)^(1/T) p(theta)^(1/T)   (Wenzel et al.; sampler temperature T)
     likelihood  p(D|theta)^(1/T) p(theta)          (= posterior tempering with prior^T)
     prior       p(D|theta) p(theta)^(1/T)          (sampler temperature 1, prior weight 1/T)
 
-`cur{S}`: training labels kept only where S simulated annotators agree (0 = CIFAR labels).
+`curation-{S}`: training labels kept only where S simulated annotators agree (0 = CIFAR labels).
 The likelihood of a batch of augmented views is their mean NLL times n, with n = N images
 (`n_convention: n`) or N*K views (`nK`, finite K only). All temperatures of a job share one
 burn-in (temperature factor 0, i.e. momentum SGD to the MAP) up to `ramp_start`; each then
@@ -26,10 +28,11 @@ from __future__ import annotations
 
 import copy
 import json
-import re
+import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 import torch
 import torch.nn.functional as F
@@ -47,22 +50,23 @@ from ..samplers import SGMCMC, Schedule
 from ..seeding import derive_seed, seed_everything
 from ..training import LoopConfig, load_checkpoint, steps_per_epoch, train_loop
 from . import unique_runs
-from .interface import Job, Stage, dataset_files
+from .interface import Job, Runs, Stage, dataset_files
+from .interface import Run as NamedRun
 
 PAPER = "cold_posterior"
 RESULTS = "results/cold_posterior"
 FIGURES = ("temperature_sweep", "curation", "prior", "invariance")
 AUGMENTATIONS = ("none", "crop_flip", "d4")
 TEMPERING = ("posterior", "likelihood", "prior")
-RUN_PATTERN = (r"(plain|inv)_(none|crop_flip|d4)_K(\d+|inf)_prior[0-9.e+-]+_"
-               r"(posterior|likelihood|prior)_cur\d+")
 CIFAR_MEAN, CIFAR_STD = (0.4914, 0.4822, 0.4465), (0.2470, 0.2435, 0.2616)
 
 
 @dataclass(frozen=True)
-class RunSpec:
-    """One posterior (up to its temperature): model, augmentation, K views, prior, tempering, curation."""
+class RunSpec(NamedRun):
+    """One posterior (up to its temperature): model, augmentation, K views, prior, tempering, curation,
+    e.g. chain_model-inv_augmentation-d4_n_augs-4_prior-1.0_temper-posterior_curation-0."""
 
+    kind: ClassVar[str] = "chain"
     model: str = "plain"
     augmentation: str = "crop_flip"
     n_augs: int | None = None  # None = fresh augmentations every step
@@ -71,6 +75,7 @@ class RunSpec:
     curation: int = 0
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "prior", float(self.prior))  # one name for prior 1 and 1.0
         if self.model not in ("plain", "inv") or self.augmentation not in AUGMENTATIONS \
                 or self.temper not in TEMPERING:
             raise ValueError(f"bad cold-posterior run: {self}")
@@ -79,25 +84,9 @@ class RunSpec:
         if self.augmentation == "d4" and self.n_augs is not None and self.n_augs > GROUP_SIZE:
             raise ValueError(f"cold_posterior.invariance.n_augs: K={self.n_augs} views of the D4 group "
                              f"would repeat elements (it has {GROUP_SIZE}); use K <= {GROUP_SIZE}")
-        if self.prior <= 0 or self.curation < 0 or (self.n_augs is not None and self.n_augs < 1):
+        if not math.isfinite(self.prior) or self.prior <= 0 or self.curation < 0 \
+                or (self.n_augs is not None and self.n_augs < 1):
             raise ValueError(f"bad prior scale, curation or K in {self}")
-
-    @property
-    def name(self) -> str:
-        k = "inf" if self.n_augs is None else str(self.n_augs)
-        return f"{self.model}_{self.augmentation}_K{k}_prior{self.prior:g}_{self.temper}_cur{self.curation}"
-
-    @classmethod
-    def parse(cls, name: str) -> RunSpec:
-        m = re.fullmatch(r"(plain|inv)_(none|crop_flip|d4)_K(\d+|inf)_prior([0-9.e+-]+)_(\w+)_cur(\d+)", name)
-        if not m:
-            raise ValueError(f"not a cold-posterior run name: {name!r}")
-        try:
-            prior = float(m.group(4))
-        except ValueError:
-            raise ValueError(f"bad prior scale in run name {name!r}") from None
-        k = None if m.group(3) == "inf" else int(m.group(3))
-        return cls(m.group(1), m.group(2), k, prior, m.group(5), int(m.group(6)))
 
 
 # Config keys that change what a chain computes; experiment lists and resources are left out, so
@@ -441,7 +430,9 @@ def sample_job(job: Job) -> None:
                           "elapsed_s": round(time.time() - start, 1), "num_data": run.num_data})
 
 
-STAGES = (
-    Stage("sample", RUN_FILES, sample_job, inputs=lambda cfg, w: dataset_files(cfg["dataset"]),
-          config=lambda cfg, w: training_config(cfg), scratch=f"{RESULTS}/checkpoints/{{run}}_seed{{seed}}"),
-)
+RUNS = Runs(PAPER, RunSpec, experiment_runs, RUN_FILES,
+            stages=(Stage("sample", RUN_FILES, sample_job,
+                          inputs=lambda cfg, w: dataset_files(cfg["dataset"]),
+                          config=lambda cfg, w: training_config(cfg),
+                          scratch=f"{RESULTS}/checkpoints/{{run}}_seed{{seed}}"),),
+            config_errors=config_errors)

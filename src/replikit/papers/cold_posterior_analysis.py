@@ -9,15 +9,14 @@ import numpy as np
 import pandas as pd
 
 from .. import plotting
-from ..aggregate import cross_fit_choice
+from ..aggregate import cross_fit_choice, run_rows
 from ..aggregate import seed_diff as diff
 from ..claims import Claim, Part, Source, cross_fitted
 from ..fidelity import Departure
-from ..io import read_json
 from ..plotting import sns
 from . import cold_posterior as cp
 from .cold_posterior import RunSpec
-from .interface import Paper
+from .interface import Figure, Paper
 
 NOCI = "Noci et al., NeurIPS 2021 (arXiv 2106.06596)"
 BACHMANN = "Bachmann et al., ICML 2022 (arXiv 2205.13900)"
@@ -55,14 +54,10 @@ INVARIANCE = Source(
 
 def load_results(paths: list[str | Path]) -> pd.DataFrame:
     """One row per (run, seed, temperature) with the ensemble and last-sample metrics."""
-    rows = []
-    for p in paths:
-        m = read_json(p)
-        for t, r in m["temperatures"].items():
-            rows.append({"run": m["run"], "seed": int(m["seed"]), "T": float(t), **r["metrics"]})
-    if not rows:
+    df = run_rows(paths, lambda m: [{"T": float(t), **r["metrics"]} for t, r in m["temperatures"].items()])
+    if df.empty:
         raise ValueError("no cold-posterior results to aggregate")
-    return pd.DataFrame(rows)
+    return df
 
 
 def select(df: pd.DataFrame, spec: RunSpec, sampled: bool = True) -> pd.DataFrame:
@@ -210,10 +205,6 @@ def figure_invariance(df: pd.DataFrame, specs: list[RunSpec], out: Path, scale: 
     axes[0, 1].legend(fontsize=6)
     plotting.save(fig, out, "Cold posterior: invariance and K augmentations (Bachmann et al.)", scale, subset)
     return table
-
-
-FIGURE_FUNCS = {"temperature_sweep": figure_temperature_sweep, "curation": figure_curation,
-                "prior": figure_prior, "invariance": figure_invariance}
 
 
 # ---------------------------------------------------------------- claims
@@ -368,23 +359,28 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
 # ---------------------------------------------------------------- the paper's declaration
 
 
-CAPTIONS = {
-    "temperature_sweep": "Test accuracy (left) and NLL (right) of the SG-MCMC posterior ensemble against "
-    "the temperature T (posterior tempering), with and without augmentation; dashed: SGD (MAP, the T=0 "
-    "chain's last iterate). Bands: 95% bootstrap CI over seeds.",
-    "curation": "Synthetic curation without augmentation: training labels kept only where S simulated "
-    "annotators agree. Left: test NLL against T per S; right: the CPE size (held-out-half NLL at T=1 minus "
-    "at the T chosen on the other seeds' validation halves) against S. Bands/bars: 95% CI over seeds.",
-    "prior": "Left: CPE size (held-out-half NLL at T=1 minus at the T chosen on the other seeds) against "
-    "the std of the Gaussian prior (augmented data). Right: test NLL against T when T tempers the whole "
-    "posterior, the likelihood only, or the prior only (main prior std). Bands/bars: 95% CI over seeds.",
-    "invariance": "K fixed D4 views per image (view 0 = the image): left, log10 of the NLL-optimal T "
-    "against K for the plain CNN and the D4-invariant one, with 1/K dashed; right, the seed-mean NLL "
-    "curves. Bands: 95% CI over seeds (the temperature grid is discrete).",
-}
+FIGURES = (
+    Figure("temperature_sweep", "Test accuracy (left) and NLL (right) of the SG-MCMC posterior ensemble "
+           "against the temperature T (posterior tempering), with and without augmentation; dashed: SGD "
+           "(MAP, the T=0 chain's last iterate). Bands: 95% bootstrap CI over seeds.",
+           figure_temperature_sweep, "results"),
+    Figure("curation", "Synthetic curation without augmentation: training labels kept only where S simulated "
+           "annotators agree. Left: test NLL against T per S; right: the CPE size (held-out-half NLL at T=1 "
+           "minus at the T chosen on the other seeds' validation halves) against S. Bands/bars: 95% CI over "
+           "seeds.", figure_curation, "results"),
+    Figure("prior", "Left: CPE size (held-out-half NLL at T=1 minus at the T chosen on the other seeds) "
+           "against the std of the Gaussian prior (augmented data). Right: test NLL against T when T tempers "
+           "the whole posterior, the likelihood only, or the prior only (main prior std). Bands/bars: 95% CI "
+           "over seeds.", figure_prior, "results"),
+    Figure("invariance", "K fixed D4 views per image (view 0 = the image): left, log10 of the NLL-optimal T "
+           "against K for the plain CNN and the D4-invariant one, with 1/K dashed; right, the seed-mean NLL "
+           "curves. Bands: 95% CI over seeds (the temperature grid is discrete).", figure_invariance,
+           "results"),
+)
 
-SPEC = Paper.one_table(
-    cp, "results", load_results, CAPTIONS, FIGURE_FUNCS, prefix="cp", arxiv="2106.06596, 2205.13900",
+SPEC = Paper(
+    cp.RUNS, prefix="cp", arxiv="2106.06596, 2205.13900", figures=FIGURES,
+    load_results=lambda files: {"results": load_results(files["metrics"])},
     title="The cold posterior effect: curation, augmentation, prior, invariance (Noci et al., NeurIPS "
     "2021; Bachmann et al., ICML 2022)", claims=claims, dataset=lambda cfg, figure: cfg["dataset"],
     departures=(Departure(

@@ -5,18 +5,22 @@ A run trains, for one seed, a sweep of networks under the parameterization of
 `replikit.models.scaled` on a task stream, either sequentially (SGD, a cosine schedule restarted
 at every task, one head per task) or jointly on the union of the tasks. A run sweeps either the
 width (at one gamma0) or gamma0 (at one width), so that one job per (run, seed) stays cheap and
-every network of a sweep shares the seed's data, permutations and data order. Run names:
+every network of a sweep shares the seed's data, permutations and data order. Run names
+(`RunSpec`, the regime being the kind of run):
 
-    {seq|joint}_{stream}_{ntp|mup}_N{width|sweep}[_g{gamma0|sweep}]
+    {seq|joint}_stream-{stream}_mode-{ntp|mup}_width-{width|none}_gamma0-{gamma0|none}
 
-with stream `pmnist{percent of pixels permuted}` or `splitcifar10`, gamma0 written with `p` for
-the decimal point (g0p3 = 0.3); NTP has no gamma0. Runs that several figures need share a name.
+with stream `pmnist{percent of pixels permuted}` or `splitcifar10` and `none` for the swept
+parameter (NTP has no gamma0: always `none`), e.g. seq_stream-pmnist100_mode-ntp_width-none_gamma0-none
+(an NTP width sweep) or seq_stream-pmnist100_mode-mup_width-128_gamma0-none (a muP gamma0 sweep at
+N=128). Runs that several figures need share a name.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import numbers
 import re
 import time
 from dataclasses import dataclass
@@ -35,24 +39,14 @@ from ..seeding import derive_seed, seed_everything
 from ..tasks.streams import TaskStream, joint_data, permuted_mnist, split_cifar10
 from ..training import LoopConfig, load_checkpoint, make_optimizer, train_loop
 from . import unique_runs
-from .interface import Job, Stage, dataset_files
+from .interface import Job, Run, Runs, Stage, dataset_files
 
 PAPER = "continual_learning"
 SPLIT_CIFAR10_TASKS = 5
 RESULTS = "results/continual_learning"
-FIGURES = ("forgetting_vs_width", "forgetting_vs_gamma", "similarity", "joint_vs_sequential")
-RUN_PATTERN = r"(seq|joint)_(pmnist\d{1,3}|splitcifar10)_(ntp|mup)_N(sweep|\d+)(_g(sweep|\d+(p\d+)?))?"
 # Config keys that change what every training run computes (sweep lists are added per run).
 TRAINING_KEYS = ("n_tasks", "n_train", "n_test", "epochs", "batch_size", "lr", "base_width", "depth",
                  "pmnist_head", "eval_batch")
-
-
-def gamma_token(g: float) -> str:
-    """0.3 -> '0p3', 1.0 -> '1', 10.0 -> '10' (a file-name-safe float)."""
-    text = f"{g:g}"
-    if "e" in text:
-        raise ValueError(f"gamma0 {g} needs scientific notation; use a plain decimal")
-    return text.replace(".", "p")
 
 
 def stream_name(dataset: str, fraction: float = 1.0) -> str:
@@ -60,44 +54,41 @@ def stream_name(dataset: str, fraction: float = 1.0) -> str:
 
 
 @dataclass(frozen=True)
-class RunSpec:
-    """One (run, seed) job: regime, stream, parameterization; width or gamma0 None = swept."""
+class RunSpec(Run):
+    """One (run, seed) job: regime (the kind of run: seq or joint), stream, parameterization; width or
+    gamma0 None = swept, e.g. joint_stream-pmnist100_mode-mup_width-128_gamma0-none."""
 
-    regime: str
+    kind: str  # the regime: seq (sequential) or joint
     stream: str
     mode: str
     width: int | None = None
     gamma0: float | None = None
 
     def __post_init__(self) -> None:
+        # plain int and float (1 and 1.0, numpy scalars): one run, one name
+        if isinstance(self.width, numbers.Integral) and not isinstance(self.width, bool):
+            object.__setattr__(self, "width", int(self.width))
+        if isinstance(self.gamma0, numbers.Real) and not isinstance(self.gamma0, bool):
+            object.__setattr__(self, "gamma0", float(self.gamma0))
         if self.width is None and self.gamma0 is None and self.mode == "mup":
             raise ValueError("a run sweeps either the width or gamma0, not both")
         if self.mode == "ntp" and self.gamma0 is not None:
             raise ValueError("NTP has no gamma0")
-        if not re.fullmatch(RUN_PATTERN, self.name):
+        stream = re.fullmatch(r"pmnist(\d{1,3})|splitcifar10", str(self.stream))
+        width_ok = self.width is None or (isinstance(self.width, int) and not isinstance(self.width, bool)
+                                          and self.width >= 0)
+        # gamma0 a plain non-negative decimal (no scientific notation), as labels write it ({:g})
+        gamma_ok = self.gamma0 is None or (isinstance(self.gamma0, float)
+                                           and re.fullmatch(r"\d+(\.\d+)?", f"{self.gamma0:g}"))
+        if self.kind not in ("seq", "joint") or self.mode not in ("ntp", "mup") or not stream \
+                or not width_ok or not gamma_ok:
             raise ValueError(f"not a continual-learning run: {self}")
+        if stream.group(1) and int(stream.group(1)) > 100:
+            raise ValueError(f"{self}: at most 100% of the pixels can be permuted")
 
     @property
-    def name(self) -> str:
-        n = "Nsweep" if self.width is None else f"N{self.width}"
-        if self.mode == "ntp":
-            return f"{self.regime}_{self.stream}_ntp_{n}"
-        g = "gsweep" if self.gamma0 is None else f"g{gamma_token(self.gamma0)}"
-        return f"{self.regime}_{self.stream}_{self.mode}_{n}_{g}"
-
-    @classmethod
-    def parse(cls, name: str) -> RunSpec:
-        m = re.fullmatch(RUN_PATTERN, name)
-        if not m:
-            raise ValueError(f"not a continual-learning run name: {name!r}")
-        regime, stream, mode, n, _, g = m.group(1, 2, 3, 4, 5, 6)
-        if (mode == "ntp") != (g is None):
-            raise ValueError(f"{name!r}: NTP runs take no gamma0, muP runs need one")
-        if stream.startswith("pmnist") and int(stream[6:]) > 100:
-            raise ValueError(f"{name!r}: at most 100% of the pixels can be permuted")
-        width = None if n == "sweep" else int(n)
-        gamma0 = None if g in (None, "sweep") else float(g.replace("p", "."))
-        return cls(regime, stream, mode, width, gamma0)
+    def regime(self) -> str:
+        return self.kind
 
     @property
     def dataset(self) -> str:
@@ -350,8 +341,10 @@ def train_job(job: Job) -> None:
     job.write("metrics", {"items": items, "elapsed_s": round(time.time() - start, 1)})
 
 
-STAGES = (
-    Stage("train", RUN_FILES, train_job, inputs=lambda cfg, w: dataset_files(RunSpec.parse(w.run).dataset),
-          config=lambda cfg, w: run_config(cfg, w.run),
-          scratch=f"{RESULTS}/checkpoints/{{run}}_seed{{seed}}.json"),
-)
+RUNS = Runs(
+    PAPER, RunSpec, experiment_runs, RUN_FILES,
+    stages=(Stage("train", RUN_FILES, train_job,
+                  inputs=lambda cfg, w: dataset_files(RunSpec.parse(w.run).dataset),
+                  config=lambda cfg, w: run_config(cfg, w.run),
+                  scratch=f"{RESULTS}/checkpoints/{{run}}_seed{{seed}}.json"),),
+    config_errors=config_errors)

@@ -9,13 +9,20 @@ import numpy as np
 import pandas as pd
 
 from .. import plotting
-from ..aggregate import cross_fit_choice, interpolated_optimum
+from ..aggregate import (
+    by_seed,
+    cross_fit_choice,
+    endpoint_change,
+    interpolated_optimum,
+    of_run,
+    run_rows,
+    seed_diff,
+)
 from ..claims import Claim, Part, Source
-from ..io import read_json
 from ..plotting import sns
 from . import continual_learning as cl
 from .continual_learning import RunSpec
-from .interface import Paper
+from .interface import Figure, Paper
 
 SOURCE = "arXiv 2506.16884 (ICML 2025)"
 QUAL = "qualitative; exact values not verified offline"
@@ -43,38 +50,12 @@ def stream_label(stream: str) -> str:
 
 def load_items(paths: list[str | Path]) -> pd.DataFrame:
     """One row per (run, seed, network) with its metrics; error = 1 - AA."""
-    rows = []
-    for p in paths:
-        m = read_json(p)
-        for it in m["items"]:
-            row = {k: v for k, v in it.items() if not isinstance(v, list)}
-            row.update(run=m["run"], seed=int(m["seed"]))
-            rows.append(row)
-    df = pd.DataFrame(rows)
+    df = run_rows(paths, lambda m: [{k: v for k, v in it.items() if not isinstance(v, list)}
+                                    for it in m["items"]])
     if not df.empty:
         df["error"] = 1 - df["AA"]
         df["similarity"] = 1 - df["permuted_fraction"].astype(float)
     return df
-
-
-def _run(df: pd.DataFrame, run: str) -> pd.DataFrame:
-    sel = df[df["run"] == run]
-    if sel.empty:
-        raise KeyError(run)
-    return sel
-
-
-def by_seed(df: pd.DataFrame, run: str, key: str, column: str) -> dict[int, dict[float, float]]:
-    """{seed: {key value: column value}} for one run."""
-    out: dict[int, dict[float, float]] = {}
-    for r in _run(df, run).itertuples():
-        out.setdefault(int(r.seed), {})[float(getattr(r, key))] = float(getattr(r, column))
-    return out
-
-
-def endpoint_change(df: pd.DataFrame, run: str, key: str, column: str) -> dict[int, float]:
-    """Per seed: column at the largest key value minus at the smallest."""
-    return {s: v[max(v)] - v[min(v)] for s, v in by_seed(df, run, key, column).items()}
 
 
 def optimal_gamma(df: pd.DataFrame, run: str, column: str = "AA") -> dict[int, float]:
@@ -209,11 +190,6 @@ def figure_joint_vs_sequential(df: pd.DataFrame, specs: list[RunSpec], out: Path
     return d
 
 
-FIGURE_FUNCS = {"forgetting_vs_width": figure_forgetting_vs_width,
-                "forgetting_vs_gamma": figure_forgetting_vs_gamma,
-                "similarity": figure_similarity, "joint_vs_sequential": figure_joint_vs_sequential}
-
-
 # ---------------------------------------------------------------- claims
 
 
@@ -242,11 +218,11 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
                 Part(f"muP gamma0={mup.gamma0:g}: CFr(smallest N) - CFr(largest N) < +{tol}",
                      {s: -v for s, v in d.items()}, tol, direction="below"),
                 Part("CFr change with width: muP minus NTP (muP flatter than NTP's decrease)",
-                     {s: d[s] - d_ntp[s] for s in sorted(set(d) & set(d_ntp))}, 0.0)]
+                     seed_diff(d, d_ntp), 0.0)]
 
     def learned(r: dict, runs: list[str]) -> tuple[pd.DataFrame, str]:
         for run in runs:
-            _run(r["items"], run)  # a run that is missing altogether is a bug, not "not learned"
+            of_run(r["items"], run)  # a run that is missing altogether is a bug, not "not learned"
         return learned_only(r["items"], runs, chance)
 
     def cl3(r: dict) -> list[Part]:
@@ -359,23 +335,24 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
 # ---------------------------------------------------------------- the paper's declaration
 
 
-CAPTIONS = {
-    "forgetting_vs_width": "Relative forgetting CFr (accuracy), forgetting measured on the test loss, and "
-    "learning accuracy LA against the width N, for NTP and for muP at a fixed gamma0 (equal at N = N0). "
-    "Bands: 95% bootstrap CI over seeds.",
-    "forgetting_vs_gamma": "Forgetting CF, learning accuracy LA, average accuracy AA (after the last task) "
-    "and forgetting on the loss against gamma0 under muP, one line per width: the lazy-rich transition. "
-    "Bands: 95% bootstrap CI over seeds.",
-    "similarity": "Permuted MNIST where each task permutes only a fraction p of the pixels (innermost "
-    "first); similarity = 1 - p. Left: AA against gamma0 per similarity; right: the gamma0 with the best "
-    "AA per seed (grey dots) and its mean with a 95% bootstrap CI.",
-    "joint_vs_sequential": "Test error (1 - mean accuracy over the tasks) against gamma0 for joint training "
-    "on all tasks at once (same number of SGD steps) and for sequential training (after the last task). "
-    "Bands: 95% bootstrap CI over seeds.",
-}
+FIGURES = (
+    Figure("forgetting_vs_width", "Relative forgetting CFr (accuracy), forgetting measured on the test loss, "
+           "and learning accuracy LA against the width N, for NTP and for muP at a fixed gamma0 (equal at "
+           "N = N0). Bands: 95% bootstrap CI over seeds.", figure_forgetting_vs_width, "items"),
+    Figure("forgetting_vs_gamma", "Forgetting CF, learning accuracy LA, average accuracy AA (after the last "
+           "task) and forgetting on the loss against gamma0 under muP, one line per width: the lazy-rich "
+           "transition. Bands: 95% bootstrap CI over seeds.", figure_forgetting_vs_gamma, "items"),
+    Figure("similarity", "Permuted MNIST where each task permutes only a fraction p of the pixels (innermost "
+           "first); similarity = 1 - p. Left: AA against gamma0 per similarity; right: the gamma0 with the "
+           "best AA per seed (grey dots) and its mean with a 95% bootstrap CI.", figure_similarity, "items"),
+    Figure("joint_vs_sequential", "Test error (1 - mean accuracy over the tasks) against gamma0 for joint "
+           "training on all tasks at once (same number of SGD steps) and for sequential training (after the "
+           "last task). Bands: 95% bootstrap CI over seeds.", figure_joint_vs_sequential, "items"),
+)
 
-SPEC = Paper.one_table(
-    cl, "items", load_items, CAPTIONS, FIGURE_FUNCS, prefix="cl", arxiv="2506.16884", claims=claims,
+SPEC = Paper(
+    cl.RUNS, prefix="cl", arxiv="2506.16884", figures=FIGURES, claims=claims,
+    load_results=lambda files: {"items": load_items(files["metrics"])},
     title="The Importance of Being Lazy: feature learning, width and forgetting (Graldi et al., ICML 2025)",
     dataset=lambda cfg, figure: "mnist" if figure == "similarity" else cl.main_dataset(cfg),
     # The paper body is not available offline: its grids, widths, depth and budgets are our choices.

@@ -23,10 +23,10 @@ Everything of the paper lives in this module: runs, the job, figures, claims and
 from __future__ import annotations
 
 import math
-import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 import torch
 import torch.nn.functional as F
@@ -35,7 +35,7 @@ from ..claims import Claim, Part, Source
 from ..config import size_errors
 from ..fidelity import Departure
 from ..seeding import derive_seed, seed_everything
-from .interface import Job, Paper, Run, Stage, dataset_files
+from .interface import Figure, Job, Paper, Run, Runs, Stage, dataset_files
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -43,8 +43,6 @@ if TYPE_CHECKING:
 PAPER = "depthwise_transfer"
 RESULTS = f"results/{PAPER}"
 BRANCHES = {"sqrtl": "muP + 1/sqrt(L) branches", "one": "muP, unscaled branches"}
-RunSpec = Run  # the generic run: it writes and parses its own name
-RUN_PATTERN = r"sweep_branch-(?:sqrtl|one)_depth-[1-9]\d*_width-[1-9]\d*"
 RUN_FILES = {"metrics": f"{RESULTS}/runs/{{run}}/seed{{seed}}/metrics.json"}
 DATASET = "cifar10"
 N_CLASSES = 10
@@ -55,11 +53,26 @@ RUN_KEYS = ("model", "base_width", "gamma0", "lrs", "steps", "batch_size", "mome
             "n_test")
 
 
-def sweep(branch: str, depth: int, width: int) -> Run:
-    return Run.of("sweep", branch=branch, depth=int(depth), width=int(width))
+@dataclass(frozen=True)
+class Sweep(Run):
+    """One learning-rate sweep: branch scale, depth and width, e.g. sweep_branch-sqrtl_depth-4_width-32."""
+
+    kind: ClassVar[str] = "sweep"
+    branch: str
+    depth: int
+    width: int
+
+    def __post_init__(self) -> None:
+        if self.branch not in BRANCHES or self.depth < 1 or self.width < 1:
+            raise ValueError(f"not a depthwise-transfer sweep: branch {self.branch!r} (one of "
+                             f"{', '.join(BRANCHES)}), depth {self.depth}, width {self.width} (at least 1)")
 
 
-def experiment_runs(cfg: dict) -> dict[str, list[Run]]:
+def sweep(branch: str, depth: int, width: int) -> Sweep:
+    return Sweep(branch, int(depth), int(width))
+
+
+def experiment_runs(cfg: dict) -> dict[str, list[Sweep]]:
     """The depth sweep at the base width and the width sweep at `width_sweep.depth`, both branch scales."""
     by_depth = [sweep(b, d, cfg["base_width"]) for b in BRANCHES for d in cfg["depths"]]
     ws = cfg["width_sweep"]
@@ -97,7 +110,7 @@ def config_errors(cfg: dict) -> list[str]:
 
 def run_config(cfg: dict, run: str) -> dict:
     """The keys that define one run (branch, depth and width are in its name)."""
-    RunSpec.parse(run)
+    Sweep.parse(run)
     return {k: cfg[k] for k in RUN_KEYS}
 
 
@@ -146,18 +159,18 @@ def evaluate(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor,
     return losses / len(x), correct / len(x)
 
 
-def build(spec: Run, cfg: dict, seed: int, shape: tuple[int, ...], device: torch.device) -> torch.nn.Module:
+def build(spec: Sweep, cfg: dict, seed: int, shape: tuple[int, ...], device: torch.device) -> torch.nn.Module:
     """The seed's network: its weights depend on (seed, depth, width) only, not on the branch scale."""
     from ..models.scaled import Scaling, build_scaled
 
-    scaling = Scaling("mup", spec["width"], cfg["gamma0"], cfg["base_width"])
-    g = torch.Generator().manual_seed(derive_seed(seed, "init", spec["depth"], spec["width"]))
-    model = build_scaled(cfg["model"], shape, scaling, 1, N_CLASSES, spec["depth"], g,
-                         depth_scaling=spec["branch"] == "sqrtl")
+    scaling = Scaling("mup", spec.width, cfg["gamma0"], cfg["base_width"])
+    g = torch.Generator().manual_seed(derive_seed(seed, "init", spec.depth, spec.width))
+    model = build_scaled(cfg["model"], shape, scaling, 1, N_CLASSES, spec.depth, g,
+                         depth_scaling=spec.branch == "sqrtl")
     return model.to(device)
 
 
-def train_one(spec: Run, cfg: dict, d: dict, order: torch.Tensor, eta0: float, seed: int,
+def train_one(spec: Sweep, cfg: dict, d: dict, order: torch.Tensor, eta0: float, seed: int,
               device: torch.device) -> dict:
     """Train one network at base learning rate eta0 (SGD at eta0 * gamma^2); its final losses."""
     model = build(spec, cfg, seed, tuple(d["x"].shape[1:]), device)
@@ -179,9 +192,10 @@ def train_one(spec: Run, cfg: dict, d: dict, order: torch.Tensor, eta0: float, s
             "test_loss": test_loss if math.isfinite(test_loss) else None, "test_accuracy": test_acc}
 
 
-def run_sweep(spec: Run | str, cfg: dict, data: dict, seed: int, device: torch.device | str = "cpu") -> dict:
+def run_sweep(spec: Sweep | str, cfg: dict, data: dict, seed: int,
+              device: torch.device | str = "cpu") -> dict:
     """Every learning rate of `lrs` for one network and seed, on the same batches: JSON-ready."""
-    spec = RunSpec.parse(spec) if isinstance(spec, str) else spec
+    spec = Sweep.parse(spec) if isinstance(spec, str) else spec
     device = torch.device(device)
     seed_everything(seed, device=device)
     start = time.time()
@@ -190,7 +204,7 @@ def run_sweep(spec: Run | str, cfg: dict, data: dict, seed: int, device: torch.d
         d = {k: v.flatten(1) if k.startswith("x") else v for k, v in d.items()}
     order = batch_order(len(d["x"]), cfg["batch_size"], cfg["steps"], seed).to(device)
     items = [train_one(spec, cfg, d, order, float(eta0), seed, device) for eta0 in sorted(cfg["lrs"])]
-    return {"branch": spec["branch"], "depth": spec["depth"], "width": spec["width"], "items": items,
+    return {"branch": spec.branch, "depth": spec.depth, "width": spec.width, "items": items,
             "elapsed_s": round(time.time() - start, 2)}
 
 
@@ -203,8 +217,10 @@ def train_job(job: Job) -> None:
     job.write("metrics", run_sweep(job.wildcards["run"], job.cfg, data, seed, job.device))
 
 
-STAGES = (Stage("train", RUN_FILES, train_job, inputs=lambda cfg, w: dataset_files(DATASET),
-                config=lambda cfg, w: run_config(cfg, w.run)),)
+RUNS = Runs(PAPER, Sweep, experiment_runs, RUN_FILES,
+            stages=(Stage("train", RUN_FILES, train_job, inputs=lambda cfg, w: dataset_files(DATASET),
+                          config=lambda cfg, w: run_config(cfg, w.run)),),
+            config_errors=config_errors)
 
 
 def cost(cfg: dict, run: str):
@@ -214,7 +230,7 @@ def cost(cfg: dict, run: str):
     from ..plan_cost import Setup, fake_module
     from ..plan_jobs import IMAGE_SHAPES, JobPlan, Piece
 
-    spec = RunSpec.parse(run)
+    spec = Sweep.parse(run)
     n = cfg["n_train"] or sizes(DATASET)[0]
     b = min(cfg["batch_size"], n)
     shape = IMAGE_SHAPES[DATASET] if cfg["model"] == "rescnn" else (math.prod(IMAGE_SHAPES[DATASET]),)
@@ -230,7 +246,7 @@ def cost(cfg: dict, run: str):
 
         return Setup(model, loss, opt, [x, y])
 
-    key = ("dt", cfg["model"], spec["branch"], spec["depth"], spec["width"], b, n)
+    key = ("dt", cfg["model"], spec.branch, spec.depth, spec.width, b, n)
     formula = f"{len(cfg['lrs'])} learning rates x {cfg['steps']} steps (a diverged rate stops early)"
     steps = len(cfg["lrs"]) * cfg["steps"]
     return JobPlan([Piece(key, setup, steps)], formula, "depthwise_transfer.batch_size")
@@ -242,22 +258,17 @@ def cost(cfg: dict, run: str):
 def load_sweeps(paths: list[str | Path]) -> pd.DataFrame:
     """One row per (run, seed, learning rate): the final training loss, capped at the chance loss (a
     diverged run, or one that ends above it, learned nothing), and the test metrics."""
-    import pandas as pd
+    from ..aggregate import run_rows
 
-    from ..io import read_json
+    def rows(m: dict) -> list[dict]:
+        spec = Sweep.parse(m["run"])
+        return [{"branch": spec.branch, "parameterization": BRANCHES[spec.branch], "depth": spec.depth,
+                 "width": spec.width, "lr": float(it["lr"]), "diverged": bool(it["diverged"]),
+                 "train_loss": CHANCE_LOSS if it["train_loss"] is None else min(float(it["train_loss"]),
+                                                                                CHANCE_LOSS),
+                 "test_accuracy": it.get("test_accuracy")} for it in m["items"]]
 
-    rows = []
-    for p in paths:
-        m = read_json(p)
-        spec = RunSpec.parse(m["run"])
-        for it in m["items"]:
-            loss = it["train_loss"]
-            rows.append({"run": spec.name, "seed": int(m["seed"]), "branch": spec["branch"],
-                         "parameterization": BRANCHES[spec["branch"]], "depth": spec["depth"],
-                         "width": spec["width"], "lr": float(it["lr"]), "diverged": bool(it["diverged"]),
-                         "train_loss": CHANCE_LOSS if loss is None else min(float(loss), CHANCE_LOSS),
-                         "test_accuracy": it.get("test_accuracy")})
-    return pd.DataFrame(rows)
+    return run_rows(paths, rows)
 
 
 def curves(df: pd.DataFrame, run: str) -> dict[int, dict[float, float]]:
@@ -286,7 +297,7 @@ def grid_optima(df: pd.DataFrame, run: str) -> dict[int, float]:
     return {s: best_on_grid(c, minimize=True) for s, c in curves(df, run).items()}
 
 
-def shift(df: pd.DataFrame, a: Run, b: Run) -> tuple[dict[int, float], list[str]]:
+def shift(df: pd.DataFrame, a: Sweep, b: Sweep) -> tuple[dict[int, float], list[str]]:
     """Per seed: log10 optimum of run b minus that of run a, over the seeds where both are located, and
     the (run, seed) whose best learning rate sits at an end of the grid."""
     oa, ob = optima(df, a.name), optima(df, b.name)
@@ -295,7 +306,7 @@ def shift(df: pd.DataFrame, a: Run, b: Run) -> tuple[dict[int, float], list[str]
     return {s: ob[s] - oa[s] for s in both}, edges
 
 
-def bounded_shift(df: pd.DataFrame, a: Run, b: Run) -> tuple[dict[int, float], list[str], list[str]]:
+def bounded_shift(df: pd.DataFrame, a: Sweep, b: Sweep) -> tuple[dict[int, float], list[str], list[str]]:
     """Like `shift`, but where only b's best learning rate sits at an end of the grid (a's is located),
     b's optimum lies at or beyond that end, away from a's: the end's log10 value gives a shift no larger
     than the true one. Returns the shifts, the bounded (run, seed) and the (run, seed) not located."""
@@ -312,7 +323,7 @@ def bounded_shift(df: pd.DataFrame, a: Run, b: Run) -> tuple[dict[int, float], l
     return out, bounded, missing
 
 
-def settling(df: pd.DataFrame, runs: list[Run]) -> tuple[dict[int, float], list[float]]:
+def settling(df: pd.DataFrame, runs: list[Sweep]) -> tuple[dict[int, float], list[float]]:
     """Per seed: the mean over learning rates of |loss(L2) - loss(L1)| minus the same of the two deepest
     networks (runs sorted by depth), over the learning rates at which every one of these runs trained in
     every seed (ended below the chance loss); and those learning rates."""
@@ -342,7 +353,7 @@ def _log2_axis(ax, values, label: str) -> None:
         ax.set_xticks(sorted(values), [f"{v:g}" for v in sorted(values)])
 
 
-def _loss_panels(df: pd.DataFrame, specs: list[Run], out: Path, scale: str, subset: bool, hue: str,
+def _loss_panels(df: pd.DataFrame, specs: list[Sweep], out: Path, scale: str, subset: bool, hue: str,
                  title: str) -> pd.DataFrame:
     from .. import plotting
     from ..plotting import sns
@@ -361,21 +372,21 @@ def _loss_panels(df: pd.DataFrame, specs: list[Run], out: Path, scale: str, subs
     return d
 
 
-def figure_loss_vs_lr_depth(df: pd.DataFrame, specs: list[Run], out: Path, scale: str,
+def figure_loss_vs_lr_depth(df: pd.DataFrame, specs: list[Sweep], out: Path, scale: str,
                             subset: bool = False) -> pd.DataFrame:
-    width = specs[0]["width"]
+    width = specs[0].width
     return _loss_panels(df, specs, out, scale, subset, "depth",
                         f"Training loss against learning rate, one curve per depth (width {width})")
 
 
-def figure_loss_vs_lr_width(df: pd.DataFrame, specs: list[Run], out: Path, scale: str,
+def figure_loss_vs_lr_width(df: pd.DataFrame, specs: list[Sweep], out: Path, scale: str,
                             subset: bool = False) -> pd.DataFrame:
-    depth = specs[0]["depth"]
+    depth = specs[0].depth
     return _loss_panels(df, specs, out, scale, subset, "width",
                         f"Training loss against learning rate, one curve per width (depth {depth})")
 
 
-def figure_optimum_vs_depth(df: pd.DataFrame, specs: list[Run], out: Path, scale: str,
+def figure_optimum_vs_depth(df: pd.DataFrame, specs: list[Sweep], out: Path, scale: str,
                             subset: bool = False) -> pd.DataFrame:
     import pandas as pd
 
@@ -386,8 +397,8 @@ def figure_optimum_vs_depth(df: pd.DataFrame, specs: list[Run], out: Path, scale
     rows = []
     for spec in specs:
         for seed, v in optima(df, spec.name).items():
-            rows.append({"run": spec.name, "seed": seed, "parameterization": BRANCHES[spec["branch"]],
-                         "depth": spec["depth"], "log10_optimal_lr": v,
+            rows.append({"run": spec.name, "seed": seed, "parameterization": BRANCHES[spec.branch],
+                         "depth": spec.depth, "log10_optimal_lr": v,
                          "located": v is not None})
     d = pd.DataFrame(rows)
     summary = []
@@ -421,20 +432,19 @@ def figure_optimum_vs_depth(df: pd.DataFrame, specs: list[Run], out: Path, scale
     return d.merge(s, on=["parameterization", "depth"], how="left")
 
 
-FIGURE_FUNCS = {"loss_vs_lr_depth": figure_loss_vs_lr_depth, "loss_vs_lr_width": figure_loss_vs_lr_width,
-                "optimum_vs_depth": figure_optimum_vs_depth}
-CAPTIONS = {
-    "loss_vs_lr_depth": "Final training loss against the base learning rate eta0 (SGD), one curve per depth, "
-    "at the base width: muP with residual branches scaled by 1/sqrt(L) (left, the paper's "
-    "parameterization) and plain muP residuals (right). Diverged runs count as the chance loss ln 10 "
-    "(dotted). Bands: 95% bootstrap CI over seeds.",
-    "loss_vs_lr_width": "The same across widths at a fixed depth: muP transfers the learning rate across "
-    "width with or without the depth scaling. Bands: 95% bootstrap CI over seeds.",
-    "optimum_vs_depth": "log10 of the loss-optimal eta0 per seed (dots; the vertex of a parabola through "
-    "the best grid point and its two neighbours, dotted lines: the grid) and its mean with a 90% Student-t "
-    "interval over seeds, against depth, for both parameterizations. Seeds whose best eta0 is at an end of "
-    "the grid are left out.",
-}
+FIGURES = (
+    Figure("loss_vs_lr_depth", "Final training loss against the base learning rate eta0 (SGD), one curve per "
+           "depth, at the base width: muP with residual branches scaled by 1/sqrt(L) (left, the paper's "
+           "parameterization) and plain muP residuals (right). Diverged runs count as the chance loss ln 10 "
+           "(dotted). Bands: 95% bootstrap CI over seeds.", figure_loss_vs_lr_depth, "sweeps"),
+    Figure("loss_vs_lr_width", "The same across widths at a fixed depth: muP transfers the learning rate "
+           "across width with or without the depth scaling. Bands: 95% bootstrap CI over seeds.",
+           figure_loss_vs_lr_width, "sweeps"),
+    Figure("optimum_vs_depth", "log10 of the loss-optimal eta0 per seed (dots; the vertex of a parabola "
+           "through the best grid point and its two neighbours, dotted lines: the grid) and its mean with a "
+           "90% Student-t interval over seeds, against depth, for both parameterizations. Seeds whose best "
+           "eta0 is at an end of the grid are left out.", figure_optimum_vs_depth, "sweeps"),
+)
 
 
 # ---------------------------------------------------------------- claims
@@ -467,10 +477,10 @@ def _equivalence(label: str, d: dict[int, float], tol: float, edges: list[str]) 
     return parts
 
 
-def claims(runs: dict[str, list[Run]], cfg: dict) -> list[Claim]:
+def claims(runs: dict[str, list[Sweep]], cfg: dict) -> list[Claim]:
     """DT-1..DT-6 for the runs of this configuration; results = {"sweeps": load_sweeps(...)}."""
-    by_depth = {(s["branch"], s["depth"]): s for s in runs["loss_vs_lr_depth"]}
-    by_width = {(s["branch"], s["width"]): s for s in runs["loss_vs_lr_width"]}
+    by_depth = {(s.branch, s.depth): s for s in runs["loss_vs_lr_depth"]}
+    by_width = {(s.branch, s.width): s for s in runs["loss_vs_lr_width"]}
     depths, widths = sorted(cfg["depths"]), sorted(cfg["width_sweep"]["widths"])
     lo, hi, n_lo, n_hi = depths[0], depths[-1], widths[0], widths[-1]
     tol, step = cfg["tolerance"], min(grid_steps(cfg["lrs"]))
@@ -483,7 +493,7 @@ def claims(runs: dict[str, list[Run]], cfg: dict) -> list[Claim]:
                   f"pilot's seed spread before the verdict runs, below the grid step {step:.2f}), every "
                   "optimum inside the grid")
 
-    def transfer(a: Run, b: Run, label: str):
+    def transfer(a: Sweep, b: Sweep, label: str):
         def measure(r: dict) -> list[Part]:
             d, edges = shift(r["sweeps"], a, b)
             return _equivalence(label, d, tol, edges)
@@ -578,9 +588,9 @@ def claims(runs: dict[str, list[Run]], cfg: dict) -> list[Claim]:
 
 # ---------------------------------------------------------------- the declaration
 
-SPEC = Paper.one_table(
-    sys.modules[__name__], "sweeps", load_sweeps, CAPTIONS, FIGURE_FUNCS, prefix="dt", arxiv="2309.16620",
-    claims=claims, cost=cost,
+SPEC = Paper(
+    RUNS, prefix="dt", arxiv="2309.16620", figures=FIGURES,
+    load_results=lambda files: {"sweeps": load_sweeps(files["metrics"])}, claims=claims, cost=cost,
     title="Depthwise Hyperparameter Transfer in Residual Networks: Dynamics and Scaling Limit (Bordelon, "
     "Noci, Li, Hanin, Pehlevan, ICLR 2024)",
     dataset=lambda cfg, figure: DATASET,

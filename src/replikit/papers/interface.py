@@ -1,13 +1,18 @@
 """The one interface every replicated paper implements, and the registry that finds them.
 
-A paper is two files: its config file `config/papers/<name>.yaml` (one block of settings per scale
-and the `schema:` of its block; these files are the list of papers) and its module
-`replikit/papers/<name>.py` (run specs, what one job computes, its `STAGES`, figures, claims) ending
-in `SPEC = Paper.declare(...)`. A paper may move its figures and claims, with its `SPEC`, into
-`<name>_analysis.py`, so that its training jobs import no analysis code. The registry imports a
-paper only when asked for it (`get`), and checks its declaration then (`declaration_errors`: every
-rule a paper must follow, with the fix). `workflow/rules/papers.smk`
-generates each enabled paper's rules from its SPEC, and three generic scripts run them:
+A paper is two files, and declares itself in two plain objects:
+
+- its config file `config/papers/<name>.yaml`: one block of settings per scale and the `schema:` of
+  its block (these files are the list of papers);
+- its module `replikit/papers/<name>.py`: its runs (a dataclass subclassing `Run`), what one job
+  computes, and `RUNS = Runs(...)` (the run side: runs, per-run files, stages); then its figures and
+  claims and `SPEC = Paper(RUNS, ...)`. A paper may move its figures, claims and `SPEC` into
+  `<name>_analysis.py`, so that its training jobs import no analysis code.
+
+Nothing else is looked up by name. The registry imports a paper only when asked for it (`get`) and
+checks its declaration then (`declaration_errors`: every rule a paper must follow, with the fix).
+`workflow/rules/papers.smk` generates each enabled paper's rules from its SPEC, and three generic
+scripts run them:
 
 - `<prefix>_<stage>` per `Stage`: training (one job per run and seed) and any extra stage (data
   generation, layer probes, benchmarks), with the paper's `resources`;
@@ -15,24 +20,28 @@ generates each enabled paper's rules from its SPEC, and three generic scripts ru
 - `<prefix>_claims`: the scorecard (`results/<name>/claims.json`).
 
 A job finds its paper without a lookup table: a stage job from its log path
-(`logs/<name>/<stage>/...`, `stage_of_job`), which imports only `<name>.py`; figure and claims jobs
-from their `paper` param (`get`). No job imports another paper.
+(`logs/<name>/<stage>/...`, `stage_of_job`), which imports only `<name>.py` and reads its RUNS; figure
+and claims jobs from their `paper` param (`get`). No job imports another paper.
 
 A run's job reruns only when its run-defining config (`Stage.config`) changes.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import importlib
 import importlib.util
 import re
 import shutil
 import string
 import sys
+import types
+import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from . import CONFIGS, paper_names
 
@@ -54,49 +63,110 @@ def dataset_files(name: str) -> dict[str, str]:
             "manifest": f"resources/data/{name}/manifest.json"}
 
 
-@dataclass(frozen=True)
+_VALUE = r"[A-Za-z0-9.+-][A-Za-z0-9.+_-]*"  # one value in a run name (no '/': names are folder names)
+
+
 class Run:
-    """A generic run: a kind and parameters, which writes and parses its own name, e.g.
-    `Run.of("sweep", depth=4, lr=0.01).name == "sweep_depth-4_lr-0.01"`. A paper may use it as its run
-    spec (`RunSpec = Run`, `RUN_PATTERN = Run.PATTERN`) instead of writing a grammar of its own.
-    Keys are lowercase letters; values are integers, floats or words without '_' or '/'."""
+    """A generic run: a kind and parameters, which writes and parses its own name,
+    `<kind>_<key>-<value>_<key>-<value>...`. A paper's runs are a frozen dataclass subclassing it: the
+    fields are the parameters, in order, and `kind` is a class attribute (`kind: ClassVar[str] =
+    "sweep"`) or, for a paper with several kinds of run, its first field. For example
 
-    kind: str
-    params: tuple[tuple[str, int | float | str], ...] = ()
+        @dataclass(frozen=True)
+        class Sweep(Run):
+            kind: ClassVar[str] = "sweep"
+            depth: int
+            lr: float
 
-    PATTERN = r"[a-z][a-z0-9]*(?:_[a-z]+-[A-Za-z0-9.+-]+)*"
+    names `Sweep(4, 0.01)` `sweep_depth-4_lr-0.01`, and `Sweep.parse` reads it back by the fields'
+    types. Values are None (`none`), booleans (`true`, `false`), integers, floats (Python's repr) and
+    words of letters, digits and `.+-_`. `pattern()` is the names' regex (the `{run}` wildcard's
+    constraint). A name that is not the canonical name of its run (`1` for a float field) is refused,
+    so one run has one name."""
+
+    kind: ClassVar[str]
 
     @classmethod
-    def of(cls, kind: str, **params: int | float | str) -> Run:
-        run = cls(kind, tuple(params.items()))
-        if not re.fullmatch(cls.PATTERN, run.name) or cls.parse(run.name) != run:
-            raise ValueError(f"run {kind!r} {params}: kind must be lowercase letters and digits, keys "
-                             "lowercase letters, values numbers or words without '_' (name would be "
-                             f"{run.name!r})")
-        return run
+    def keys(cls) -> tuple[str, ...]:
+        """The parameters in the name, in order: the dataclass fields other than `kind`."""
+        if not dataclasses.is_dataclass(cls) or not (hasattr(cls, "kind") or cls._kind_is_field()):
+            raise TypeError(f"{cls.__qualname__}: a run is a dataclass subclassing Run with a `kind` (a "
+                            "ClassVar or its first field)")
+        return tuple(f.name for f in dataclasses.fields(cls) if f.name != "kind")
+
+    @classmethod
+    def _kind_is_field(cls) -> bool:
+        return "kind" in {f.name for f in dataclasses.fields(cls)}
 
     @property
     def name(self) -> str:
-        return "_".join([self.kind, *(f"{k}-{v}" for k, v in self.params)])
+        keys = self.keys()
+        return "_".join([self.kind, *(f"{k}-{_text(getattr(self, k), k, keys)}" for k in keys)])
 
-    def __getitem__(self, key: str) -> int | float | str:
-        return dict(self.params)[key]
+    @classmethod
+    def pattern(cls) -> str:
+        """The regex of the names of this kind of run (no groups: a Snakemake wildcard constraint)."""
+        kind = r"[a-z][a-z0-9]*" if cls._kind_is_field() else re.escape(cls.kind)
+        return kind + "".join(f"_{re.escape(k)}-{_VALUE}" for k in cls.keys())
 
     @classmethod
     def parse(cls, name: str) -> Run:
-        if not re.fullmatch(cls.PATTERN, name):
-            raise ValueError(f"not a run name (kind_key-value_...): {name!r}")
-        kind, *tokens = name.split("_")
-        return cls(kind, tuple((k, _value(v)) for k, v in (t.split("-", 1) for t in tokens)))
+        """The run named `name` (ValueError: not such a name, or not the canonical one)."""
+        keys = cls.keys()
+        kind = r"[a-z][a-z0-9]*" if cls._kind_is_field() else re.escape(cls.kind)
+        m = re.fullmatch(f"({kind})" + "".join(f"_{re.escape(k)}-({_VALUE})" for k in keys), name)
+        example = "_".join(["<kind>" if cls._kind_is_field() else cls.kind, *(f"{k}-<{k}>" for k in keys)])
+        if not m:
+            raise ValueError(f"not a {cls.__qualname__} run name ({example}): {name!r}")
+        hints = _hints(cls)
+        values = {k: _read(m.group(i + 2), hints[k], name, k) for i, k in enumerate(keys)}
+        if cls._kind_is_field():
+            values = {"kind": m.group(1), **values}
+        run = cls(**values)
+        if run.name != name:
+            raise ValueError(f"{name!r} is not the canonical name of its run; use {run.name!r}")
+        return run
 
 
-def _value(text: str) -> int | float | str:
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            pass
+@functools.cache
+def _hints(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+def _text(value: Any, key: str, keys: tuple[str, ...]) -> str:
+    """`value` as it appears in a run name."""
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    text = str(value)
+    if not re.fullmatch(_VALUE, text) or any(f"_{k}-" in text for k in keys):
+        raise ValueError(f"run parameter {key}={value!r}: a value in a run name is letters, digits and "
+                         f"'.+-_' (not starting with '_', not containing '_<key>-')")
     return text
+
+
+def _read(text: str, hint: Any, name: str, key: str) -> Any:
+    """A value of a run name back as the field's type (`int | None`, `int | str`, bool ...)."""
+    union = typing.get_origin(hint) in (typing.Union, types.UnionType)
+    kinds = typing.get_args(hint) if union else (hint,)
+    if text == "none" and type(None) in kinds:
+        return None
+    for kind in kinds:
+        if kind is bool and text in ("true", "false"):
+            return text == "true"
+        if kind is int and re.fullmatch(r"-?\d+", text):
+            return int(text)
+        if kind is float:
+            try:
+                return float(text)
+            except ValueError:
+                continue
+        if kind is str:
+            return text
+    raise ValueError(f"run name {name!r}: {key}-{text} is not a {getattr(hint, '__name__', hint)}")
 
 
 @dataclass
@@ -170,41 +240,33 @@ class Figure:
         return self.func(results[self.frame], specs, out, scale, *extra)
 
 
-def one_table(name: str, load: Callable[[list[str]], pd.DataFrame]) -> Callable[[dict], dict]:
-    """`Paper.load_results` of a paper whose runs load into one table `name` (from metrics files)."""
-    return lambda files: {name: load(files["metrics"])}
+@dataclass(frozen=True)
+class Runs:
+    """The run side of a paper, declared in its module `<name>.py` as `RUNS = Runs(...)`: everything
+    its stage jobs need (a stage job imports only that module, `stage_of_job`)."""
 
-
-def figures_of(captions: dict[str, str], funcs: dict[str, Callable[..., pd.DataFrame]],
-               frames: str | dict[str, str], reads: dict[str, str] | None = None,
-               takes_subset: bool = True) -> tuple[Figure, ...]:
-    """One Figure per caption (in order), drawn by `funcs[name]` from `frames` (one table name for
-    all, or one per figure)."""
-    return tuple(Figure(name, caption, funcs[name], frames if isinstance(frames, str) else frames[name],
-                        (reads or {}).get(name, "metrics"), takes_subset)
-                 for name, caption in captions.items())
+    paper: str  # the paper's name: config/papers/<paper>.yaml, results/<paper>, logs/<paper>
+    spec: type[Run]  # the dataclass of its runs (a subclass of Run)
+    experiments: Callable[[dict], dict[str, list[Run]]]  # (config block) -> figure -> the runs it needs
+    files: dict[str, str]  # per-run file kind -> path pattern with {run} and {seed}; one kind is 'metrics'
+    stages: tuple[Stage, ...]
+    config_errors: Callable[[dict], list[str]] = lambda cfg: []  # constraints the schema cannot express
 
 
 @dataclass(frozen=True)
 class Paper:
     """Everything the workflow needs to know about one paper."""
 
-    name: str  # config block, results/<name>, logs/<name>
+    runs: Runs  # the run side, from the paper's module `<name>.py` (its RUNS)
     prefix: str  # rule names: <prefix>_train, <prefix>_figure, <prefix>_claims
     title: str
     arxiv: str
-    run_spec: type  # a dataclass with `.name` and `parse(name)`
-    run_pattern: str  # regex of run names
-    experiments: Callable[[dict], dict[str, list]]  # figure -> the run specs it needs
-    run_files: dict[str, str]  # per-run file kind -> path pattern with {run} and {seed}
-    stages: tuple[Stage, ...]
     figures: tuple[Figure, ...]
     claims: Callable[[dict, dict], list[Claim]]  # (experiments(cfg), cfg) -> the claims
     load_results: Callable[[dict[str, list[str]]], dict[str, pd.DataFrame]]  # kind -> files -> frames
     # per-run file kind the claims read -> the figure whose runs they read it for (None: all runs)
     claim_reads: dict[str, str | None] = field(default_factory=lambda: {"metrics": None})
     dataset: Callable[[dict, str | None], str | None] = lambda cfg, figure: None  # manifest to cite
-    config_errors: Callable[[dict], list[str]] = lambda cfg: []  # constraints the schema cannot express
     # Fidelity (replikit.fidelity): where config/paper.yaml itself departs from the paper (every row a
     # proxy), settings never checked against the paper text, and settings no claim statistic reads.
     departures: tuple[Departure, ...] = ()
@@ -221,24 +283,34 @@ class Paper:
     # nothing); a dict value is merged into the key's block. tests/test_interface.py makes the edit.
     retrain_free_edit: tuple[str, Any] | None = None
 
-    @classmethod
-    def declare(cls, module: Any, **fields: Any) -> Paper:
-        """A paper whose run-side pieces are its run module's: PAPER, RunSpec, RUN_PATTERN,
-        experiment_runs, RUN_FILES, STAGES and (if any) config_errors; `fields` give the rest, among
-        them its rule `prefix`."""
-        return cls(name=module.PAPER, run_spec=module.RunSpec,
-                   run_pattern=module.RUN_PATTERN, experiments=module.experiment_runs,
-                   run_files=module.RUN_FILES, stages=module.STAGES,
-                   config_errors=getattr(module, "config_errors", lambda cfg: []), **fields)
+    # the run side, as the workflow reads it
+    @property
+    def name(self) -> str:
+        return self.runs.paper
 
-    @classmethod
-    def one_table(cls, module: Any, table: str, load: Callable[[list[str]], pd.DataFrame],
-                  captions: dict[str, str], funcs: dict[str, Callable[..., pd.DataFrame]],
-                  **fields: Any) -> Paper:
-        """`declare` for a paper whose runs' metrics load into one table `table`, which every figure
-        `funcs[name](table, specs, out, scale, subset)` draws."""
-        return cls.declare(module, figures=figures_of(captions, funcs, frames=table),
-                           load_results=one_table(table, load), **fields)
+    @property
+    def run_spec(self) -> type[Run]:
+        return self.runs.spec
+
+    @property
+    def run_pattern(self) -> str:
+        return self.runs.spec.pattern()
+
+    @property
+    def experiments(self) -> Callable[[dict], dict[str, list[Run]]]:
+        return self.runs.experiments
+
+    @property
+    def run_files(self) -> dict[str, str]:
+        return self.runs.files
+
+    @property
+    def stages(self) -> tuple[Stage, ...]:
+        return self.runs.stages
+
+    @property
+    def config_errors(self) -> Callable[[dict], list[str]]:
+        return self.runs.config_errors
 
     @property
     def results(self) -> str:
@@ -395,7 +467,7 @@ def declaration_errors(paper: Paper, others: Mapping[str, str] | None = None,
     if not re.fullmatch(r"[a-z][a-z0-9]*", paper.prefix):
         bad("prefix", f"{paper.prefix!r} is not lowercase letters and digits (rules are named "
             "<prefix>_<stage>, and the SLURM time-limit hint finds a rule's paper by the text before the "
-            "first '_')", "declare a prefix such as prefix='ab' in Paper.declare")
+            "first '_')", "declare a prefix such as prefix='ab' in Paper(...)")
     clash = sorted(n for n, p in (others or {}).items() if p == paper.prefix and n != paper.name)
     if clash:
         bad("prefix", f"{paper.prefix!r} is also the prefix of {', '.join(clash)} (rule names would clash)",
@@ -430,10 +502,16 @@ def declaration_errors(paper: Paper, others: Mapping[str, str] | None = None,
     if not stages or len(set(stages)) != len(stages) or {"figure", "claims"} & set(stages):
         bad("stages", f"names {stages}", "declare at least one stage, each with its own name, none "
             "named 'figure' or 'claims' (rules <prefix>_figure and <prefix>_claims exist already)")
-    runs = sys.modules.get(f"{__package__}.{paper.name}")  # imported with the paper's SPEC, if at all
-    if runs is not None and tuple(getattr(runs, "STAGES", ())) != tuple(paper.stages):
-        bad("stages", f"differ from {runs.__name__}.STAGES, which a stage job runs (it imports only that "
-            "module)", "declare the paper with Paper.declare, which takes its stages from there")
+    module = sys.modules.get(f"{__package__}.{paper.name}")  # imported with the paper's SPEC, if at all
+    if module is not None and getattr(module, "RUNS", None) is not paper.runs:
+        bad("runs", f"is not {module.__name__}.RUNS, whose stages a stage job runs (it imports only that "
+            "module)", f"declare RUNS = Runs(...) in {module.__name__} and SPEC = Paper(RUNS, ...)")
+    spec = paper.run_spec
+    if not (isinstance(spec, type) and issubclass(spec, Run) and dataclasses.is_dataclass(spec)
+            and (hasattr(spec, "kind") or spec._kind_is_field())):
+        bad("runs.spec", f"{spec!r} is not a dataclass subclassing Run with a kind",
+            "declare @dataclass(frozen=True) class MyRun(Run) with kind: ClassVar[str] = '...' (or a "
+            "first field kind)")
     for stage in paper.stages:
         found = [_wildcards(p) for p in stage.outputs.values()]
         used = set().union(*found) if found else set()
@@ -516,13 +594,13 @@ def get(name: str) -> Paper:
             if e.name != where:
                 raise
             raise DeclarationError(f"paper {name!r}: config/papers/{name}.yaml exists but module {where} "
-                                   f"does not; fix: write src/replikit/papers/{name}.py, ending in SPEC = "
-                                   "Paper.declare(...)") from None
+                                   f"does not; fix: write src/replikit/papers/{name}.py, ending in RUNS = "
+                                   "Runs(...) and SPEC = Paper(RUNS, ...)") from None
         spec = getattr(module, "SPEC", None)
         if not isinstance(spec, Paper) or spec.name != name:
             raise DeclarationError(f"paper {name!r}: {where} declares no SPEC = Paper(...) named "
-                                   f"{name!r}; fix: end it with SPEC = Paper.declare(...), with "
-                                   f"PAPER = {name!r} in {name}.py")
+                                   f"{name!r}; fix: end it with SPEC = Paper(RUNS, ...), RUNS = "
+                                   f"Runs({name!r}, ...) being declared in {name}.py")
         check(spec, {n: p.prefix for n, p in _REGISTRY.items()})
         from .. import datasets
 
@@ -542,8 +620,8 @@ def registry() -> dict[str, Paper]:
 
 def stage_of_job(log: str) -> Stage:
     """The stage a generated stage job runs, found from its log path `logs/<paper>/<stage>/...`
-    (`Stage.log`) and the paper's run module alone (`<name>.STAGES`, which `Paper.declare` makes the
-    paper's stages): a training job loads no other paper, and no analysis code of its own."""
+    (`Stage.log`) and the paper's module `<name>.py` alone (its `RUNS`, which is the paper's `runs`): a
+    training job loads no other paper, and no analysis code of its own."""
     parts = Path(log).parts
     # the `logs` folder of the workflow: the one followed by a paper's name (an absolute path may
     # have other folders named logs above it)
@@ -554,9 +632,13 @@ def stage_of_job(log: str) -> Stage:
     name, what = parts[at[0] + 1: at[0] + 3]
     _listed(name)
     module = importlib.import_module(f"{__package__}.{name}")
-    stage = next((s for s in getattr(module, "STAGES", ()) if s.name == what), None)
+    runs = getattr(module, "RUNS", None)
+    if not isinstance(runs, Runs):
+        raise DeclarationError(f"paper {name!r}: {module.__name__} declares no RUNS = Runs(...); fix: "
+                               "declare its run side there (a stage job imports only that module)")
+    stage = next((s for s in runs.stages if s.name == what), None)
     if stage is None:
-        raise KeyError(f"log {log!r}: {module.__name__}.STAGES has no stage {what!r}")
+        raise KeyError(f"log {log!r}: {module.__name__}.RUNS has no stage {what!r}")
     return stage
 
 

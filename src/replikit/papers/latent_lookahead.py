@@ -2,22 +2,24 @@
 
 A run trains one small GPT on one planning task with one method and is named
 
-    {task}_ntp | {task}_pause_tau{T} | {task}_lookahead_tau{T}_{bidir|causal}
+    train_task-{task}_method-{ntp|pause|lookahead}_tau-{T}_mask-{bidir|causal}
 
 where T is a number of latent steps / pause tokens, or `A` for "the task's answer length"
-(resolved from the generated data). The accuracy table, training curves, tau scaling and
-mask ablation share runs with the same name, so each runs once.
+(resolved from the generated data); NTP runs have tau 0, and NTP and pause runs the mask bidir,
+e.g. train_task-sudoku4_method-ntp_tau-0_mask-bidir or
+train_task-sudoku9_method-lookahead_tau-A_mask-causal. The accuracy table, training curves, tau
+scaling and mask ablation share runs with the same name, so each runs once.
 """
 
 from __future__ import annotations
 
 import json
-import re
 import shutil
 import time
 from contextlib import nullcontext
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import ClassVar
 
 import torch
 
@@ -28,20 +30,22 @@ from ..seeding import seed_everything
 from ..tasks import planning as pl
 from ..training import LoopConfig, make_optimizer, train_loop
 from . import unique_runs
-from .interface import Job, Stage
+from .interface import Job, Runs, Stage
+from .interface import Run as NamedRun
 
 PAPER = "latent_lookahead"
 RESULTS = "results/latent_lookahead"
 FIGURES = ("accuracy_table", "tau_scaling", "training_curves", "ablation_mask")
 METHODS = ("ntp", "pause", "lookahead")
-TASK_PATTERN = "|".join(pl.TASKS)
-RUN_PATTERN = rf"({TASK_PATTERN})_(ntp|pause_tau(\d+|A)|lookahead_tau(\d+|A)_(bidir|causal))"
+TASK_PATTERN = "|".join(pl.TASKS)  # the data stage's {task} wildcard
 
 
 @dataclass(frozen=True)
-class RunSpec:
-    """One training run: task, method, latent steps / pauses (int or "A") and latent mask."""
+class RunSpec(NamedRun):
+    """One training run: task, method, latent steps / pauses (int or "A") and latent mask, e.g.
+    train_task-sudoku4_method-lookahead_tau-3_mask-bidir."""
 
+    kind: ClassVar[str] = "train"
     task: str
     method: str
     tau: int | str = 0
@@ -56,26 +60,10 @@ class RunSpec:
             raise ValueError(f"{self.method} needs tau >= 1 or 'A', got {self.tau!r}")
         if self.mask not in ("bidir", "causal"):
             raise ValueError(f"unknown latent mask {self.mask!r}; use bidir or causal")
-
-    @property
-    def name(self) -> str:
-        if self.method == "ntp":
-            return f"{self.task}_ntp"
-        if self.method == "pause":
-            return f"{self.task}_pause_tau{self.tau}"
-        return f"{self.task}_lookahead_tau{self.tau}_{self.mask}"
-
-    @classmethod
-    def parse(cls, name: str) -> RunSpec:
-        if not re.fullmatch(RUN_PATTERN, name):
-            raise ValueError(f"not a latent-lookahead run name: {name!r}")
-        task, rest = name.split("_", 1)
-        if rest == "ntp":
-            return cls(task, "ntp")
-        parts = rest.split("_")
-        tau = parts[1][3:]
-        tau = "A" if tau == "A" else int(tau)
-        return cls(task, parts[0], tau, parts[2] if parts[0] == "lookahead" else "bidir")
+        # one run, one name: NTP has no latent steps, and only lookahead has a latent mask
+        if (self.method == "ntp" and self.tau != 0) or (self.method != "lookahead" and self.mask != "bidir"):
+            raise ValueError(f"{self.method} run with tau={self.tau!r}, mask={self.mask!r}: NTP runs have "
+                             "tau 0, and NTP and pause runs the mask 'bidir'")
 
 
 def _tau(v: int | str) -> int | str:
@@ -369,7 +357,7 @@ def benchmark_job(job: Job) -> None:
     print(out)
 
 
-STAGES = (
+RUNS = Runs(PAPER, RunSpec, experiment_runs, RUN_FILES, stages=(
     Stage("data", {"data": data_dir("{task}")}, data_job, config=lambda cfg, w: cfg["data"][w.task],
           wildcards={"task": TASK_PATTERN}, runtime=60, mem_mb=4000, gpu=False, threads=False,
           directory=True),
@@ -380,4 +368,4 @@ STAGES = (
           inputs=lambda cfg, w: {"data": data_dir(cfg["benchmark"]["task"])},
           config=lambda cfg, w: {"training_config": training_config(cfg, cfg["benchmark"]["task"]),
                                  "benchmark": cfg["benchmark"]}, runtime=30, benchmark=True),
-)
+))

@@ -3,13 +3,15 @@ role of rank collapse" (arXiv 2206.03126).
 
 Two kinds of run, one job per (run, seed), on the transformer of `replikit.models.signal_transformer`:
 
-    init_{postln|preln|noln}_alpha{1|1oversqrtL}_dk{d_k}     measurements at initialization, one
-                                                             fresh network per depth of init.depths
-    train_{postln|preln|noln}_alpha{1|1oversqrtL}_L{depth}   a short training run of one network
+    init_norm-{post|pre|none}_scaling-{1|1oversqrtL}_d_k-{d_k}_depth-none
+        measurements at initialization, one fresh network per depth of init.depths
+    train_norm-{post|pre|none}_scaling-{1|1oversqrtL}_d_k-none_depth-{depth}
+        a short training run of one network
 
-`alpha1` is the standard residual x + f(x); `alpha1oversqrtL` the paper's x + f(x) / sqrt(L). Init runs
-use the shared `model` and `data`; a training run may have its own (`training.model`, `training.data`,
-`training_model`), so that the init measurements run at the paper's sizes where training cannot.
+`scaling-1` is the standard residual x + f(x) (alpha = 1); `scaling-1oversqrtL` the paper's
+x + f(x) / sqrt(L) (alpha = 1/sqrt(L)). Init runs use the shared `model` and `data`; a training run may
+have its own (`training.model`, `training.data`, `training_model`), so that the init measurements run
+at the paper's sizes where training cannot.
 
 Data (generated from the seed, no download): i.i.d. tokens from a Zipf law p(k) ~ 1 / k^s over the
 vocabulary (a few frequent tokens, as in text) and, as the task, the sequence reversed: position i
@@ -25,7 +27,6 @@ of a seed are paired comparisons.
 from __future__ import annotations
 
 import math
-import re
 import time
 from dataclasses import dataclass
 
@@ -36,17 +37,15 @@ from ..models.signal_transformer import SignalConfig, SignalTransformer
 from ..seeding import derive_seed, seed_everything
 from ..training import DivergenceError, make_optimizer
 from . import unique_runs
-from .interface import Job, Stage
+from .interface import Job, Run, Runs, Stage
 
 PAPER = "rank_collapse"
 RESULTS = "results/rank_collapse"
 FIGURES = ("similarity_vs_depth", "gradients_vs_depth", "gradient_ratio_vs_dk", "training_loss")
-NORM_TOKENS = {"post": "postln", "pre": "preln", "none": "noln"}
-ALPHA_TOKENS = {"1": "alpha1", "1/sqrt(L)": "alpha1oversqrtL"}
-_NORM = "(?:postln|preln|noln)"
-_ALPHA = "(?:alpha1|alpha1oversqrtL)"
-RUN_PATTERN = rf"(?:init_{_NORM}_{_ALPHA}_dk[1-9]\d*|train_{_NORM}_{_ALPHA}_L[1-9]\d*)"
-_PARSE = re.compile(r"(init|train)_(postln|preln|noln)_(alpha1|alpha1oversqrtL)_(?:dk|L)([1-9]\d*)")
+NORMS = ("post", "pre", "none")
+# residual scaling: its token in a run name -> alpha, as the model, figures and claims write it
+SCALINGS = {"1": "1", "1oversqrtL": "1/sqrt(L)"}
+SCALING_OF = {alpha: token for token, alpha in SCALINGS.items()}  # alpha (as the config writes it) -> token
 MODEL_KEYS = ("width", "heads", "mlp_ratio", "init_std", "positional")
 DATA_KEYS = ("vocab_size", "seq_len", "zipf_exponent")
 INIT_KEYS = ("depths", "batch_size", "n_batches")
@@ -55,42 +54,33 @@ WEIGHTS = ("q", "k", "v")  # the attention weights whose gradients are recorded
 
 
 @dataclass(frozen=True)
-class RunSpec:
-    """One run: `init` (a depth sweep at d_k) or `train` (one network of `depth` layers)."""
+class RunSpec(Run):
+    """One run: `init` (a depth sweep at d_k) or `train` (one network of `depth` layers), e.g.
+    init_norm-post_scaling-1oversqrtL_d_k-128_depth-none or train_norm-post_scaling-1_d_k-none_depth-16.
+    `scaling` is the token of the residual scaling (a key of SCALINGS); `alpha` its value."""
 
     kind: str
     norm: str
-    alpha: str
+    scaling: str
     d_k: int | None = None
     depth: int | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in ("init", "train"):
             raise ValueError(f"run kind must be init or train, not {self.kind!r}")
-        if self.norm not in NORM_TOKENS or self.alpha not in ALPHA_TOKENS:
-            raise ValueError(f"unknown layer norm {self.norm!r} or residual scaling {self.alpha!r}")
+        if self.norm not in NORMS or self.scaling not in SCALINGS:
+            raise ValueError(f"unknown layer norm {self.norm!r} or residual scaling {self.scaling!r}")
         sized = self.d_k if self.kind == "init" else self.depth
         other = self.depth if self.kind == "init" else self.d_k
         if sized is None or other is not None:
             raise ValueError("an init run names d_k (not depth), a training run its depth (not d_k)")
-        if not re.fullmatch(RUN_PATTERN, self.name):
+        if sized < 1:
             raise ValueError(f"not a rank-collapse run: {self}")
 
     @property
-    def name(self) -> str:
-        size = f"dk{self.d_k}" if self.kind == "init" else f"L{self.depth}"
-        return f"{self.kind}_{NORM_TOKENS[self.norm]}_{ALPHA_TOKENS[self.alpha]}_{size}"
-
-    @classmethod
-    def parse(cls, name: str) -> RunSpec:
-        m = _PARSE.fullmatch(name)
-        if not m or not re.fullmatch(RUN_PATTERN, name):
-            raise ValueError(f"not a rank-collapse run name: {name!r}")
-        kind, norm, alpha, size = m.groups()
-        norm = next(k for k, v in NORM_TOKENS.items() if v == norm)
-        alpha = next(k for k, v in ALPHA_TOKENS.items() if v == alpha)
-        return cls(kind, norm, alpha, d_k=int(size) if kind == "init" else None,
-                   depth=int(size) if kind == "train" else None)
+    def alpha(self) -> str:
+        """The residual scaling, "1" or "1/sqrt(L)" (the model's, figures' and claims' spelling)."""
+        return SCALINGS[self.scaling]
 
     @property
     def label(self) -> str:
@@ -111,14 +101,14 @@ def experiment_runs(cfg: dict) -> dict[str, list[RunSpec]]:
     """The runs each figure needs. The claims test `norm` (the paper's collapsing architecture is
     post-LN); `extra_norms` are drawn for comparison only."""
     norm, dk = cfg["norm"], base_d_k(cfg)
-    pairs = [RunSpec("init", n, a, d_k=dk) for n in [norm, *cfg["extra_norms"]] for a in ALPHA_TOKENS]
-    sweep = cfg["dk_sweep"]
+    pairs = [RunSpec("init", n, s, d_k=dk) for n in [norm, *cfg["extra_norms"]] for s in SCALINGS]
+    sweep, scaling = cfg["dk_sweep"], SCALING_OF[cfg["dk_sweep"]["alpha"]]
     return {
         "similarity_vs_depth": pairs,
         "gradients_vs_depth": pairs,
-        "gradient_ratio_vs_dk": [RunSpec("init", norm, sweep["alpha"], d_k=int(d)) for d in sweep["d_ks"]],
-        "training_loss": [RunSpec("train", norm, a, depth=int(cfg["training"]["depth"]))
-                          for a in ALPHA_TOKENS],
+        "gradient_ratio_vs_dk": [RunSpec("init", norm, scaling, d_k=int(d)) for d in sweep["d_ks"]],
+        "training_loss": [RunSpec("train", norm, s, depth=int(cfg["training"]["depth"]))
+                          for s in SCALINGS],
     }
 
 
@@ -315,4 +305,6 @@ def train_job(job: Job) -> None:
     job.write("metrics", run(job.wildcards["run"], job.cfg, int(job.wildcards["seed"]), device))
 
 
-STAGES = (Stage("train", RUN_FILES, train_job, config=lambda cfg, w: run_config(cfg, w.run)),)
+RUNS = Runs(PAPER, RunSpec, experiment_runs, RUN_FILES,
+            stages=(Stage("train", RUN_FILES, train_job, config=lambda cfg, w: run_config(cfg, w.run)),),
+            config_errors=config_errors)

@@ -8,13 +8,12 @@ import numpy as np
 import pandas as pd
 
 from .. import plotting
-from ..aggregate import seed_diff
+from ..aggregate import by_seed, endpoint_change, of_run, run_rows, seed_diff
 from ..claims import Claim, Part, Source
 from ..fidelity import Departure
-from ..io import read_json
 from ..plotting import sns
 from . import rank_collapse as rc
-from .interface import Paper
+from .interface import Figure, Paper
 from .rank_collapse import RunSpec, base_d_k, training_model
 
 SOURCE = "arXiv 2206.03126 (NeurIPS 2022)"
@@ -39,51 +38,28 @@ LEARNED = 0.5  # an arm learned the task when its final accuracy is at least hal
 def load_results(paths: list[str | Path]) -> pd.DataFrame:
     """One row per (run, seed, depth) of an init run and per (run, seed, evaluation) of a training
     run, with the run's kind, layer norm, scaling and d_k; log10 Q/V and K/V gradient ratios."""
-    rows = []
-    for p in paths:
-        m = read_json(p)
+    def rows(m: dict) -> list[dict]:
         spec = RunSpec.parse(m["run"])
-        base = {"run": spec.name, "seed": int(m["seed"]), "kind": spec.kind, "norm": spec.norm,
-                "alpha": spec.alpha, "architecture": spec.label}
+        base = {"kind": spec.kind, "norm": spec.norm, "alpha": spec.alpha, "architecture": spec.label}
         if spec.kind == "init":
-            rows += [{**base, "d_k": spec.d_k, **{k: v for k, v in it.items() if not isinstance(v, list)}}
-                     for it in m["items"]]
-        else:
-            rows += [{**base, "depth": spec.depth, **h} for h in m["history"]]
-    df = pd.DataFrame(rows)
+            return [{**base, "d_k": spec.d_k, **{k: v for k, v in it.items() if not isinstance(v, list)}}
+                    for it in m["items"]]
+        return [{**base, "depth": spec.depth, **h} for h in m["history"]]
+
+    df = run_rows(paths, rows)
     if "grad_q" in df:
         df["log_ratio_q"] = np.log10(df["grad_q"] / df["grad_v"])
         df["log_ratio_k"] = np.log10(df["grad_k"] / df["grad_v"])
     return df
 
 
-def _run(df: pd.DataFrame, run: str) -> pd.DataFrame:
-    sel = df[df["run"] == run]
-    if sel.empty:
-        raise KeyError(run)  # claims.evaluate turns this into MissingResult
-    return sel
-
-
-def by_depth(df: pd.DataFrame, run: str, column: str) -> dict[int, dict[int, float]]:
-    """{seed: {depth: column}} of an init run."""
-    out: dict[int, dict[int, float]] = {}
-    for r in _run(df, run).itertuples():
-        out.setdefault(int(r.seed), {})[int(r.depth)] = float(getattr(r, column))
-    return out
-
-
 def at_largest(df: pd.DataFrame, run: str, column: str) -> dict[int, float]:
-    return {s: v[max(v)] for s, v in by_depth(df, run, column).items()}
-
-
-def depth_change(df: pd.DataFrame, run: str, column: str) -> dict[int, float]:
-    """Per seed: column at the largest depth minus at the smallest."""
-    return {s: v[max(v)] - v[min(v)] for s, v in by_depth(df, run, column).items()}
+    return {s: v[max(v)] for s, v in by_seed(df, run, "depth", column, int).items()}
 
 
 def dk_slopes(df: pd.DataFrame, runs: list[RunSpec], column: str = "log_ratio_q") -> pd.DataFrame:
     """Per seed and depth: the least-squares slope of `column` against log10 d_k over the runs."""
-    d = pd.concat([_run(df, r.name) for r in runs])
+    d = pd.concat([of_run(df, r.name) for r in runs])
     d = d.assign(log_dk=np.log10(d["d_k"].astype(float)))
     return (d.groupby(["seed", "depth"])
             .apply(lambda g: float(np.polyfit(g["log_dk"], g[column], 1)[0]), include_groups=False)
@@ -100,7 +76,7 @@ def curve_summary(df: pd.DataFrame, run: str, column: str = "eval_loss",
                   how: str = "mean") -> dict[int, float]:
     """Per seed, over a training run's evaluations after step 0: the mean (area under the curve
     divided by its length) or the last value of `column`."""
-    d = _run(df, run)
+    d = of_run(df, run)
     d = d[d["step"] > 0].sort_values("step")
     agg = d.groupby("seed")[column].mean() if how == "mean" else d.groupby("seed")[column].last()
     return {int(k): float(v) for k, v in agg.items()}
@@ -196,28 +172,24 @@ def figure_training_loss(df: pd.DataFrame, specs: list[RunSpec], out: Path, scal
     return d
 
 
-FIGURE_FUNCS = {"similarity_vs_depth": figure_similarity_vs_depth,
-                "gradients_vs_depth": figure_gradients_vs_depth,
-                "gradient_ratio_vs_dk": figure_gradient_ratio_vs_dk,
-                "training_loss": figure_training_loss}
-
-CAPTIONS = {
-    "similarity_vs_depth": "Token representations at initialization against depth: mean cosine similarity "
-    "between the tokens of a sequence (left) and stable rank of the sequence's representation (right) after "
-    "the last block, for standard residuals (alpha=1) and the paper's depth scaling (alpha=1/sqrt(L)). One "
-    "fresh network per depth, synthetic Zipf-distributed token sequences. Bands: 95% bootstrap CI over "
-    "seeds.",
-    "gradients_vs_depth": "Frobenius norms of the loss gradients of the queries, keys and values weights at "
-    "initialization (mean over layers) and the log10 query/value ratio, against depth; loss: cross-entropy "
-    "of the sequence-reversal task. Bands: 95% bootstrap CI over seeds.",
-    "gradient_ratio_vs_dk": "log10 of the query/value gradient-norm ratio at initialization against the "
-    "per-head query/key dimension d_k (values keep width/heads dimensions), one line per depth (left), and "
-    "per seed the least-squares slope against log10 d_k at each depth (right; grey: seeds, point and bar: "
-    "mean and 95% CI).",
-    "training_loss": "Held-out cross-entropy and token accuracy while training the same network with "
-    "standard and depth-scaled residuals on sequence reversal (Adam, linear warm-up). Bands: 95% bootstrap "
-    "CI over seeds.",
-}
+FIGURES = (
+    Figure("similarity_vs_depth", "Token representations at initialization against depth: mean cosine "
+           "similarity between the tokens of a sequence (left) and stable rank of the sequence's "
+           "representation (right) after the last block, for standard residuals (alpha=1) and the paper's "
+           "depth scaling (alpha=1/sqrt(L)). One fresh network per depth, synthetic Zipf-distributed token "
+           "sequences. Bands: 95% bootstrap CI over seeds.", figure_similarity_vs_depth, "rows"),
+    Figure("gradients_vs_depth", "Frobenius norms of the loss gradients of the queries, keys and values "
+           "weights at initialization (mean over layers) and the log10 query/value ratio, against depth; "
+           "loss: cross-entropy of the sequence-reversal task. Bands: 95% bootstrap CI over seeds.",
+           figure_gradients_vs_depth, "rows"),
+    Figure("gradient_ratio_vs_dk", "log10 of the query/value gradient-norm ratio at initialization against "
+           "the per-head query/key dimension d_k (values keep width/heads dimensions), one line per depth "
+           "(left), and per seed the least-squares slope against log10 d_k at each depth (right; grey: "
+           "seeds, point and bar: mean and 95% CI).", figure_gradient_ratio_vs_dk, "rows"),
+    Figure("training_loss", "Held-out cross-entropy and token accuracy while training the same network with "
+           "standard and depth-scaled residuals on sequence reversal (Adam, linear warm-up). Bands: 95% "
+           "bootstrap CI over seeds.", figure_training_loss, "rows"),
+)
 
 
 # ---------------------------------------------------------------- claims
@@ -238,9 +210,10 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
     def rc1(r: dict) -> list[Part]:
         df = r["rows"]
         return [Part(f"{plain.label}: token cosine similarity at L={hi} minus at L={lo}",
-                     depth_change(df, plain.name, "similarity"), 0.0),
+                     endpoint_change(df, plain.name, "depth", "similarity", int), 0.0),
                 Part(f"{plain.label}: stable rank at L={lo} minus at L={hi}",
-                     {s: -v for s, v in depth_change(df, plain.name, "stable_rank").items()}, 0.0)]
+                     {s: -v for s, v in endpoint_change(df, plain.name, "depth", "stable_rank",
+                                                        int).items()}, 0.0)]
 
     def rc2(r: dict) -> list[Part]:
         df = r["rows"]
@@ -249,7 +222,7 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
                 Part(f"{plain.label}, L={hi}: log10 |grad W_K| / |grad W_V|",
                      at_largest(df, plain.name, "log_ratio_k"), 0.0, "below"),
                 Part(f"{plain.label}: log10 |grad W_Q| / |grad W_V| at L={hi} minus at L={lo}",
-                     depth_change(df, plain.name, "log_ratio_q"), 0.0, "below")]
+                     endpoint_change(df, plain.name, "depth", "log_ratio_q", int), 0.0, "below")]
 
     def rc3(r: dict) -> list[Part]:
         df = r["rows"]
@@ -338,8 +311,9 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
 
 # ---------------------------------------------------------------- the paper's declaration
 
-SPEC = Paper.one_table(
-    rc, "rows", load_results, CAPTIONS, FIGURE_FUNCS, prefix="rc", arxiv="2206.03126", claims=claims,
+SPEC = Paper(
+    rc.RUNS, prefix="rc", arxiv="2206.03126", figures=FIGURES, claims=claims,
+    load_results=lambda files: {"rows": load_results(files["metrics"])},
     title="Signal propagation in transformers: theoretical perspectives and the role of rank collapse "
     "(Noci, Anagnostidis, Biggio et al., NeurIPS 2022)",
     departures=(Departure(
