@@ -11,6 +11,7 @@ import sys
 from types import SimpleNamespace
 from typing import ClassVar
 
+import numpy as np
 import pytest
 
 from replikit.config import load_config
@@ -283,6 +284,7 @@ def test_the_generic_run_writes_and_parses_its_own_name():
     for other in (Sweep(-2, 1e-05, "x", 3, False, 7), Sweep(1, -0.5, "crop_flip_2")):
         assert Sweep.parse(other.name) == other and re.fullmatch(Sweep.pattern(), other.name)
     assert Sweep.parse("sweep_depth-1_lr-2.0_arm-a_views-none_labelled-false_tau-3").tau == 3
+    assert Sweep(2, np.float64(0.1), "a").name == Sweep(2, 0.1, "a").name  # numpy's repr names its type
     assert Kinds.parse("init_width-8") == Kinds("init", 8) and Kinds("train", 2).name == "train_width-2"
     with pytest.raises(ValueError, match="not a Sweep run name \\(sweep_depth-<depth>_lr-<lr>"):
         Sweep.parse("sweep_depth-4_lr-0.01")

@@ -139,8 +139,10 @@ def _text(value: Any, key: str, keys: tuple[str, ...]) -> str:
         return "none"
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, int | float):
-        return repr(value)
+    if isinstance(value, int):
+        return str(int(value))
+    if isinstance(value, float):  # also numpy's float64, whose own repr names its type
+        return repr(float(value))
     text = str(value)
     if not re.fullmatch(_VALUE, text) or any(f"_{k}-" in text for k in keys):
         raise ValueError(f"run parameter {key}={value!r}: a value in a run name is letters, digits and "
