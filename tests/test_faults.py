@@ -189,9 +189,9 @@ def test_truncated_checkpoint_is_named_moved_aside_and_training_restarts(tiny_im
      "config key 'continual_learning.similarity.permuted_fractions': 0.101 is not a whole percentage of "
      "the pixels (run names hold whole percents, so it would run as 0.1); use e.g. 0.1"),
     ({"continual_learning": {"gamma_sweep": {"gammas": [0.00001, 0.1, 1.0]}}},
-     "config key 'continual_learning.gamma_sweep.gammas': gamma0 1e-05 cannot be written in a run name, "
-     "which holds gamma0 as a plain decimal of at most 6 significant digits between 0.0001 and 999999; "
-     "use such a value (e.g. 0.0001)"),
+     "config key 'continual_learning.gamma_sweep.gammas': gamma0 1e-05 is not a plain decimal of at most 6 "
+     "significant digits between 0.0001 and 999999, as the figures, claims and runs label gamma0 ('1e-05'; "
+     "two values could share a label); use such a value (e.g. 0.0001)"),
     ({"papers": []}, "config key 'papers': [] should be non-empty"),
 ])
 def test_config_constraints_are_checked_before_any_job(bad, message):

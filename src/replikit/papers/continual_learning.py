@@ -317,9 +317,9 @@ def config_errors(c: dict) -> list[str]:
     for key, g in gammas + [("continual_learning.width_sweep.gamma0", c["width_sweep"]["gamma0"])]:
         text = f"{g:g}"
         if "e" in text or float(text) != g:
-            errors.append(f"config key '{key}': gamma0 {g} cannot be written in a run name, which holds "
-                          "gamma0 as a plain decimal of at most 6 significant digits between 0.0001 and "
-                          "999999; use such a value (e.g. 0.0001)")
+            errors.append(f"config key '{key}': gamma0 {g} is not a plain decimal of at most 6 significant "
+                          "digits between 0.0001 and 999999, as the figures, claims and runs label gamma0 "
+                          f"('{text}'; two values could share a label); use such a value (e.g. 0.0001)")
     return errors
 
 
