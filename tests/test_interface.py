@@ -285,6 +285,9 @@ def test_the_generic_run_writes_and_parses_its_own_name():
         assert Sweep.parse(other.name) == other and re.fullmatch(Sweep.pattern(), other.name)
     assert Sweep.parse("sweep_depth-1_lr-2.0_arm-a_views-none_labelled-false_tau-3").tau == 3
     assert Sweep(2, np.float64(0.1), "a").name == Sweep(2, 0.1, "a").name  # numpy's repr names its type
+    assert Sweep(np.int64(2), 1, "a").name == Sweep(2, 1.0, "a").name == "sweep_depth-2_lr-1.0_arm-a_" \
+        "views-none_labelled-false_tau-0"  # a whole number in a float field: one run, one name
+    assert Sweep(1, 0.5, "a", tau=3).name.endswith("_tau-3")  # int | str keeps the int
     assert Kinds.parse("init_width-8") == Kinds("init", 8) and Kinds("train", 2).name == "train_width-2"
     with pytest.raises(ValueError, match="not a Sweep run name \\(sweep_depth-<depth>_lr-<lr>"):
         Sweep.parse("sweep_depth-4_lr-0.01")

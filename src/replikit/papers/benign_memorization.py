@@ -50,7 +50,6 @@ class RunSpec(NamedRun):
     label_per_view: bool = False
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "noise", float(self.noise))  # one name for 1 and 1.0
         if self.augmentation not in aug.PRESETS or not 0 <= self.noise <= 1:
             raise ValueError(f"not a benign-memorization run: augmentation {self.augmentation!r} (one of "
                              f"{', '.join(aug.PRESETS)}), label noise {self.noise} (from 0 to 1)")

@@ -55,7 +55,6 @@ from .interface import Run as NamedRun
 
 PAPER = "cold_posterior"
 RESULTS = "results/cold_posterior"
-FIGURES = ("temperature_sweep", "curation", "prior", "invariance")
 AUGMENTATIONS = ("none", "crop_flip", "d4")
 TEMPERING = ("posterior", "likelihood", "prior")
 CIFAR_MEAN, CIFAR_STD = (0.4914, 0.4822, 0.4465), (0.2470, 0.2435, 0.2616)
@@ -75,7 +74,6 @@ class RunSpec(NamedRun):
     curation: int = 0
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "prior", float(self.prior))  # one name for prior 1 and 1.0
         if self.model not in ("plain", "inv") or self.augmentation not in AUGMENTATIONS \
                 or self.temper not in TEMPERING:
             raise ValueError(f"bad cold-posterior run: {self}")

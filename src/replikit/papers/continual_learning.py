@@ -65,20 +65,16 @@ class RunSpec(Run):
     gamma0: float | None = None
 
     def __post_init__(self) -> None:
-        # plain int and float (1 and 1.0, numpy scalars): one run, one name
-        if isinstance(self.width, numbers.Integral) and not isinstance(self.width, bool):
-            object.__setattr__(self, "width", int(self.width))
-        if isinstance(self.gamma0, numbers.Real) and not isinstance(self.gamma0, bool):
-            object.__setattr__(self, "gamma0", float(self.gamma0))
         if self.width is None and self.gamma0 is None and self.mode == "mup":
             raise ValueError("a run sweeps either the width or gamma0, not both")
         if self.mode == "ntp" and self.gamma0 is not None:
             raise ValueError("NTP has no gamma0")
         stream = re.fullmatch(r"pmnist(\d{1,3})|splitcifar10", str(self.stream))
-        width_ok = self.width is None or (isinstance(self.width, int) and not isinstance(self.width, bool)
-                                          and self.width >= 0)
+        width_ok = self.width is None or (isinstance(self.width, numbers.Integral)
+                                          and not isinstance(self.width, bool) and self.width >= 0)
         # gamma0 a plain non-negative decimal (no scientific notation), as labels write it ({:g})
-        gamma_ok = self.gamma0 is None or (isinstance(self.gamma0, float)
+        gamma_ok = self.gamma0 is None or (isinstance(self.gamma0, numbers.Real)
+                                           and not isinstance(self.gamma0, bool)
                                            and re.fullmatch(r"\d+(\.\d+)?", f"{self.gamma0:g}"))
         if self.kind not in ("seq", "joint") or self.mode not in ("ntp", "mup") or not stream \
                 or not width_ok or not gamma_ok:

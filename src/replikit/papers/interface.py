@@ -32,6 +32,7 @@ import dataclasses
 import functools
 import importlib
 import importlib.util
+import numbers
 import re
 import shutil
 import string
@@ -100,8 +101,8 @@ class Run:
 
     @property
     def name(self) -> str:
-        keys = self.keys()
-        return "_".join([self.kind, *(f"{k}-{_text(getattr(self, k), k, keys)}" for k in keys)])
+        keys, hints = self.keys(), _hints(type(self))
+        return "_".join([self.kind, *(f"{k}-{_text(getattr(self, k), hints[k], k, keys)}" for k in keys)])
 
     @classmethod
     def pattern(cls) -> str:
@@ -133,15 +134,21 @@ def _hints(cls: type) -> dict[str, Any]:
     return typing.get_type_hints(cls)
 
 
-def _text(value: Any, key: str, keys: tuple[str, ...]) -> str:
-    """`value` as it appears in a run name."""
+def _kinds(hint: Any) -> tuple:
+    """The types a field's annotation allows (`int | None` -> (int, NoneType))."""
+    return typing.get_args(hint) if typing.get_origin(hint) in (typing.Union, types.UnionType) else (hint,)
+
+
+def _text(value: Any, hint: Any, key: str, keys: tuple[str, ...]) -> str:
+    """`value` of a field annotated `hint` as it appears in a run name: a whole number in a float field
+    is written as the float (1 -> 1.0) and numpy's numbers as Python's, so one run has one name."""
     if value is None:
         return "none"
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, int):
+    if isinstance(value, numbers.Integral) and not (float in _kinds(hint) and int not in _kinds(hint)):
         return str(int(value))
-    if isinstance(value, float):  # also numpy's float64, whose own repr names its type
+    if isinstance(value, numbers.Real):  # numpy's float64 repr would name its type
         return repr(float(value))
     text = str(value)
     if not re.fullmatch(_VALUE, text) or any(f"_{k}-" in text for k in keys):
@@ -152,8 +159,7 @@ def _text(value: Any, key: str, keys: tuple[str, ...]) -> str:
 
 def _read(text: str, hint: Any, name: str, key: str) -> Any:
     """A value of a run name back as the field's type (`int | None`, `int | str`, bool ...)."""
-    union = typing.get_origin(hint) in (typing.Union, types.UnionType)
-    kinds = typing.get_args(hint) if union else (hint,)
+    kinds = _kinds(hint)
     if text == "none" and type(None) in kinds:
         return None
     for kind in kinds:

@@ -35,7 +35,6 @@ from .interface import Run as NamedRun
 
 PAPER = "latent_lookahead"
 RESULTS = "results/latent_lookahead"
-FIGURES = ("accuracy_table", "tau_scaling", "training_curves", "ablation_mask")
 METHODS = ("ntp", "pause", "lookahead")
 TASK_PATTERN = "|".join(pl.TASKS)  # the data stage's {task} wildcard
 

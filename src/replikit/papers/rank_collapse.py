@@ -41,7 +41,6 @@ from .interface import Job, Run, Runs, Stage
 
 PAPER = "rank_collapse"
 RESULTS = "results/rank_collapse"
-FIGURES = ("similarity_vs_depth", "gradients_vs_depth", "gradient_ratio_vs_dk", "training_loss")
 NORMS = ("post", "pre", "none")
 # residual scaling: its token in a run name -> alpha, as the model, figures and claims write it
 SCALINGS = {"1": "1", "1oversqrtL": "1/sqrt(L)"}
