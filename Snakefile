@@ -28,6 +28,16 @@ ROOT = Path(workflow.basedir)
 validate_config(config, ROOT / "workflow/schemas/config.schema.yaml", config_errors)
 
 
+# config key outdir: every output under that folder (a rung of the scale ladder has its own); the
+# paths the config gives relative to here are made absolute first, so they still point here.
+if config["outdir"] != ".":
+    config["data"]["search_paths"] = [str(Path(p).resolve()) for p in config["data"]["search_paths"]]
+    if config["run_store"]:
+        config["run_store"] = str(Path(config["run_store"]).resolve())
+
+    workdir: config["outdir"]
+
+
 # device: cuda on a machine without CUDA stops the run before Snakemake deletes the outputs of the
 # jobs it would rerun (on a cluster the jobs' nodes are checked by the jobs themselves).
 onstart:

@@ -154,6 +154,25 @@ def test_difference_at_a_floor_is_inconclusive_not_a_verdict():
     assert rows[1]["verdict"] == "not replicated" and rows[1]["note"] == ""
 
 
+def test_a_method_that_never_learned_is_said_not_judged():
+    """The claimed-better arm at the floor in every seed, the other above it: 'the method did not
+    learn at this scale', inconclusive (without `method` the same numbers read 'not replicated')."""
+    zeros = {s: 0.0 for s in range(5)}
+    learned = {0: 0.3, 1: 0.25, 2: 0.4, 3: 0.35, 4: 0.3}
+
+    def named(_):
+        return [difference("lookahead minus NTP", zeros, learned, floor=0.0, method="lookahead")]
+
+    def baseline_at_floor(_):  # the other arm never learned: the method's gain is evidence
+        return [difference("lookahead minus NTP", learned, zeros, floor=0.0, method="lookahead")]
+
+    rows = evaluate([Claim("F-1", "s", "v", "src", "stat", "CI > 0", named, source=SRC),
+                     Claim("F-2", "s", "v", "src", "stat", "CI > 0", baseline_at_floor, source=SRC)], {})
+    assert rows[0]["verdict"] == "inconclusive"
+    assert "lookahead did not learn at this scale" in rows[0]["note"]
+    assert rows[1]["verdict"] == "replicated" and rows[1]["note"] == ""
+
+
 def test_rows_are_strict_json_also_with_one_seed_or_no_statistic(tmp_path):
     from replikit.io import read_json, write_json
 

@@ -424,3 +424,45 @@ def test_example_figures_follow_the_configured_tasks():
                  "training": {**CFG["training"], "maze": CFG["training"]["sudoku4"]}}
     assert [r.name for r in ll.experiment_runs(with_maze)["maze_example"]] == [
         "train_task-maze_method-lookahead_tau-3_mask-bidir"]
+
+
+def test_training_curves_draw_each_arms_loss_and_lookaheads_two_terms(tmp_path):
+    """The loss panel has a line per method and lookahead's next-token and latent terms, in
+    lookahead's colour; exact match and loss share the step axis."""
+    from replikit.papers import latent_lookahead_analysis as la
+
+    specs = ll.method_runs("sudoku4", 4)
+    rows = []
+    for spec in specs:
+        for seed in range(2):
+            for step, loss in ((0, None), (100, 1.2), (200, 0.4)):
+                row = {"run": spec.name, "seed": seed, "task": "sudoku4", "method": spec.method,
+                       "tau": 0 if spec.method == "ntp" else 4, "mask": "bidir", "step": step,
+                       "exact_match": step / 400, "train_loss": loss}
+                if spec.method == "lookahead":
+                    row.update(next_token_loss=0.5 + step / 1000, latent_loss=0.7 + step / 1000)
+                rows.append(row)
+    hist = pd.DataFrame(rows)
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    drawn = {}
+    real_save = la.plotting.save
+
+    def keep(fig, *a, **k):
+        drawn["fig"] = fig
+        real_save(fig, *a, **k)
+
+    la.plotting.save = keep
+    try:
+        la.figure_training_curves(hist, specs, tmp_path / "tc.png", "smoke")
+    finally:
+        la.plotting.save = real_save
+    assert (tmp_path / "tc.png").is_file()
+    loss_ax = drawn["fig"].axes[1]
+    labels = [t.get_text() for t in loss_ax.get_legend().get_texts()]
+    assert any("next-token term" in t for t in labels) and any("latent term" in t for t in labels)
+    assert loss_ax.get_yscale() == "log"
+    plt.close("all")

@@ -107,14 +107,20 @@ class Part:
 
 def difference(label: str, a: dict[int, float], b: dict[int, float], threshold: float = 0.0,
                floor: float | None = None, direction: str = "above",
-               paper_value: float | None = None) -> Part:
+               paper_value: float | None = None, method: str | None = None) -> Part:
     """A part measuring a[seed] - b[seed]. With `floor`, when every seed of both arms is at or
     below it (e.g. 0 exact match: neither condition learned the task) the difference carries no
-    evidence either way, and the part is inconclusive with that reason rather than judged."""
+    evidence either way, and the part is inconclusive with that reason rather than judged. When
+    only arm `a` (the method the claim says is better, named `method`) sits at the floor in every
+    seed, the method did not learn at this scale: a finding about the setting, not evidence against
+    the claim, so the part is inconclusive and says so."""
     common = sorted(set(a) & set(b))
     part = Part(label, {s: a[s] - b[s] for s in common}, threshold, direction, paper_value)
     if floor is not None and common and all(max(a[s], b[s]) <= floor for s in common):
         part.no_evidence = f"{label}: both arms at or below the floor {floor} in every seed"
+    elif floor is not None and method and common and all(a[s] <= floor for s in common):
+        part.no_evidence = (f"{label}: {method} did not learn at this scale (at or below {floor} in every "
+                            "seed)")
     return part
 
 

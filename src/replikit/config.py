@@ -133,6 +133,7 @@ def size_errors(key: str, n: int | None, dataset: str, split: str, limit: int | 
 
 # The one key of config/papers/<name>.yaml that is not a scale's block: the schema of the paper's block.
 SCHEMA_KEY = "schema"
+LADDER_KEY = "ladder"  # a paper's scale ladder (replikit.ladder): not a scale block
 
 
 def paper_files(schema_path: str | Path) -> dict[str, Path]:
@@ -181,7 +182,7 @@ def with_paper_settings(config: dict, schema_path: str | Path) -> dict:
     config's own `<paper>:` keys, which win; in place."""
     scale = config.get("scale", "default")
     for name, path in paper_files(schema_path).items():
-        blocks = {k: v for k, v in paper_file(path).items() if k != SCHEMA_KEY}
+        blocks = {k: v for k, v in paper_file(path).items() if k not in (SCHEMA_KEY, LADDER_KEY)}
         base = BASE_SCALES.get(scale)
         if scale not in blocks and base not in blocks:
             raise ConfigError(f"{path} has no block for scale {scale!r} (it has: {', '.join(blocks)}); "

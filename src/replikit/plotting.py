@@ -101,7 +101,9 @@ def forest_plot(card: dict, path: str | Path) -> None:
         ax.grid(axis="y", visible=False)
         label = part["label"] if len(part["label"]) <= 70 else part["label"][:67] + "..."
         tag = claim["fidelity"] + (", our hypothesis" if claim.get("kind") == "hypothesis" else "")
-        ax.set_title(f"{claim['id']} [{tag}] {label}: {part['verdict']}", fontsize=7.5,
+        why = part.get("no_evidence", "").removeprefix(part["label"] + ": ")  # e.g. "... did not learn ..."
+        verdict = part["verdict"] + (f" ({why})" if why else "")
+        ax.set_title(f"{claim['id']} [{tag}] {label}: {verdict}", fontsize=7.5,
                      loc="left", fontweight="normal", pad=2, color=colour)
     if not rows:
         axes[0, 0].set_axis_off()

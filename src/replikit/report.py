@@ -122,10 +122,25 @@ def _with_deviation_text(card: dict) -> dict:
     return card
 
 
+def load_ladder(path: str) -> dict:
+    """A paper's scale-ladder summary (results/ladder/<paper>/ladder.json, `replikit.ladder summary`)
+    as the templates show it: its rungs with predicted and measured hours, the claim part x rung
+    table, its Markdown section and its figure."""
+    from .ladder_summary import markdown, rung_rows, table
+
+    record = read_json(path)
+    png = Path(path).with_name("ladder.png")
+    return {"paper": record["paper"], "rungs": rung_rows(record), "table": table(record),
+            "markdown": markdown(record),
+            "figure": base64.b64encode(png.read_bytes()).decode() if png.is_file() else None}
+
+
 def load_inputs(claims_paths: list[str], figure_paths: list[str], benchmark_paths: list[str],
-                forest_paths: list[str] | None = None, cost_plan_path: str | None = None) -> dict:
+                forest_paths: list[str] | None = None, cost_plan_path: str | None = None,
+                ladder_paths: list[str] | None = None) -> dict:
     """Everything the templates show; `cost_plan_path`: the plan JSON of rule cost_plan, or None when
-    config key report.cost_plan is false (the report then says how to get that section)."""
+    config key report.cost_plan is false (the report then says how to get that section);
+    `ladder_paths`: the scale-ladder summaries to show in the "Ladder" section."""
     papers = [_with_deviation_text(read_json(p)) for p in claims_paths]
     figures = []
     for png in figure_paths:
@@ -149,7 +164,8 @@ def load_inputs(claims_paths: list[str], figure_paths: list[str], benchmark_path
             "groups": [g for g in groups if g[1]],
             "preflight": any(p["scale"] == "preflight" for p in papers),
             "benchmarks": [load_benchmark(p) for p in benchmark_paths],
-            "cost": cost_plan(cost_plan_path) if cost_plan_path else None, "cost_hint": COST_PLAN_HINT}
+            "cost": cost_plan(cost_plan_path) if cost_plan_path else None, "cost_hint": COST_PLAN_HINT,
+            "ladders": [load_ladder(p) for p in ladder_paths or []]}
 
 
 def render(template_dir: str, inputs: dict, html_out: str, md_out: str) -> None:

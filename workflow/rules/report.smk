@@ -34,12 +34,18 @@ if COST_PLAN:
             "../scripts/cost_plan.py"
 
 
+# The scale ladders summarized so far (python -m replikit.ladder summary <paper>): the report's
+# "Ladder" section. Found when the workflow is parsed; a rung's own output tree has none.
+LADDERS = [p for p in (f"results/ladder/{paper.name}/ladder.json" for paper in PAPERS) if Path(p).is_file()]
+
+
 rule report:
     input:
         claims=CLAIMS,
         figures=FIGURES,
         benchmarks=BENCHMARKS,
         cost_plan=[COST_PLAN] if COST_PLAN else [],
+        ladders=LADDERS,
         templates=[str(ROOT / "reports/report.html.j2"), str(ROOT / "reports/report.md.j2")],
     output:
         html="results/report/index.html",

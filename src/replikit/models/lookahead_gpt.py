@@ -455,6 +455,15 @@ def lookahead_loss(model: LookaheadGPT, prompt: torch.Tensor, answer: torch.Tens
     prompt token, so latent z_j is supervised with answer token j - 1. `kv_cache`: the same loss
     through `cached_rollout` / `cached_final_pass` (equal up to rounding); `checkpoint` (with
     `kv_cache`): activation checkpointing of the rollout's passes."""
+    next_token, latent = lookahead_terms(model, prompt, answer, pad, tau, bidirectional, kv_cache, checkpoint)
+    return next_token + latent
+
+
+def lookahead_terms(model: LookaheadGPT, prompt: torch.Tensor, answer: torch.Tensor, pad: int, tau: int,
+                    bidirectional: bool = True, kv_cache: bool = False,
+                    checkpoint: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+    """The two terms of `lookahead_loss`: the final pass's next-token loss on the answer, and the
+    latent loss (mean cross-entropy of lm_head(z_j) against answer token j - 1, j = 1..tau)."""
     if tau > answer.shape[1]:
         raise ValueError(f"tau={tau} exceeds the answer length {answer.shape[1]}")
     anchor = [prompt.shape[1] - 1]
@@ -471,7 +480,7 @@ def lookahead_loss(model: LookaheadGPT, prompt: torch.Tensor, answer: torch.Tens
         logits = cached_final_pass(model, x[:, :-1], anchor, cache, bidirectional)
     else:
         logits = final_pass(model, x[:, :-1], anchor, z, bidirectional)
-    return _ce(logits, answer_targets(prompt, answer, pad)) + latent
+    return _ce(logits, answer_targets(prompt, answer, pad)), latent
 
 
 @torch.no_grad()

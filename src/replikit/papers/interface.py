@@ -405,7 +405,19 @@ def run_stage(sm: Any, device: Any) -> None:
     Imports only the paper's run module (no analysis, pandas or plotting)."""
     stage = stage_of_job(sm.log[0])
     job = Job.from_snakemake(sm, device)
+    store = (sm.config or {}).get("run_store")
+    if store:  # config key run_store: copy what another output tree ran with the same definition
+        from .. import run_store
+
+        entry = run_store.key(paper_of_job(sm.log[0]), stage.name, job.wildcards, job.cfg, device.type)
+        origin = run_store.fetch(store, entry, job.output)
+        if origin is not None:
+            print(f"run store: outputs copied from {store}/{entry} (ran in {origin['outdir']}, "
+                  f"{origin['stored']}); not run again")
+            return
     stage.run(job)
+    if store:
+        run_store.put(store, entry, job.output, {"rule": sm.rule, "wildcards": job.wildcards})
     if job.scratch:
         scratch = Path(job.scratch)
         shutil.rmtree(scratch, ignore_errors=True) if scratch.is_dir() else scratch.unlink(missing_ok=True)
@@ -626,10 +638,8 @@ def registry() -> dict[str, Paper]:
     return {name: get(name) for name in paper_names()}
 
 
-def stage_of_job(log: str) -> Stage:
-    """The stage a generated stage job runs, found from its log path `logs/<paper>/<stage>/...`
-    (`Stage.log`) and the paper's module `<name>.py` alone (its `RUNS`, which is the paper's `runs`): a
-    training job loads no other paper, and no analysis code of its own."""
+def _paper_and_stage(log: str) -> tuple[str, str]:
+    """Paper and stage names of a generated stage job from its log path `logs/<paper>/<stage>/...`."""
     parts = Path(log).parts
     # the `logs` folder of the workflow: the one followed by a paper's name (an absolute path may
     # have other folders named logs above it)
@@ -638,6 +648,19 @@ def stage_of_job(log: str) -> Stage:
     if not at:
         raise KeyError(f"log {log!r} is not logs/<paper>/<stage>/...: not a generated stage job")
     name, what = parts[at[0] + 1: at[0] + 3]
+    return name, what
+
+
+def paper_of_job(log: str) -> str:
+    """The paper of a generated stage job, from its log path."""
+    return _paper_and_stage(log)[0]
+
+
+def stage_of_job(log: str) -> Stage:
+    """The stage a generated stage job runs, found from its log path `logs/<paper>/<stage>/...`
+    (`Stage.log`) and the paper's module `<name>.py` alone (its `RUNS`, which is the paper's `runs`): a
+    training job loads no other paper, and no analysis code of its own."""
+    name, what = _paper_and_stage(log)
     _listed(name)
     module = importlib.import_module(f"{__package__}.{name}")
     runs = getattr(module, "RUNS", None)

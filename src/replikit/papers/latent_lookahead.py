@@ -112,6 +112,7 @@ def training_config(cfg: dict, task: str) -> dict:
 
 
 PERFORMANCE = {"kv_cache": "auto", "checkpoint_rollout": "auto", "fused_adam": "auto"}  # schema defaults
+LOSS_BATCH = 256  # training examples whose loss each evaluation records
 CHECKPOINT_TAU = 32  # auto checkpointing of the rollout above this many latent steps (on CUDA)
 
 
@@ -199,8 +200,22 @@ class Run:
                  "correct": pl.verify(self.spec.task, p, q, self.cfg["data"])}
                 for p, a, q in zip(prompts, answers, pred, strict=True)]
 
+    def loss_terms(self, k: int = LOSS_BATCH) -> dict[str, float]:
+        """Lookahead's two loss terms on a fixed batch (the first `k` training examples), without
+        dropout, so a plateau shows in each (the history's `train_loss` is the epoch's running mean
+        of their sum); empty for NTP and pause, whose loss has one term."""
+        if self.spec.method != "lookahead":
+            return {}
+        self.model.eval()
+        with torch.no_grad(), self._autocast():
+            nxt, lat = lg.lookahead_terms(self.model, self.train_prompt[:k], self.train_answer[:k], pl.PAD,
+                                          self.tau, self.spec.mask == "bidir", kv_cache=self.perf["kv_cache"])
+        self.model.train()
+        return {"next_token_loss": float(nxt), "latent_loss": float(lat)}
+
     def evaluate(self, epoch: int) -> dict[str, float]:
-        return {"step": epoch * self.steps_per_epoch, "exact_match": self.exact_match(self.test_prompt)}
+        return {"step": epoch * self.steps_per_epoch, "exact_match": self.exact_match(self.test_prompt),
+                **self.loss_terms()}
 
     def make_optimizer(self, name: str, lr: float) -> torch.optim.Optimizer:
         if name == "adam" and self.perf["fused_adam"]:

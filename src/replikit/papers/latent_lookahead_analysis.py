@@ -140,14 +140,38 @@ def figure_tau_scaling(final: pd.DataFrame, specs: list[RunSpec], out: Path, sca
 
 
 def figure_training_curves(hist: pd.DataFrame, specs: list[RunSpec], out: Path, scale: str) -> pd.DataFrame:
+    """Per task: held-out exact match (top) and the training loss (bottom, log scale) against step,
+    per method; for lookahead also its two terms on a fixed training batch (next-token and latent),
+    so that a plateau and a late fall can be seen in each arm's own loss."""
     df = _selected(hist, specs)
     tasks = list(dict.fromkeys(s.task for s in specs))
-    fig, axes = plotting.new_figure(len(tasks), width=4.0)
-    for i, (ax, task) in enumerate(zip(axes[0], tasks, strict=True)):
-        sns.lineplot(df[df["task"] == task], x="step", y="exact_match_pct", hue="method",
-                     hue_order=list(METHOD_ORDER), errorbar=("ci", 95), marker="o", ax=ax, legend=i == 0)
-        ax.set(title=TASK_LABELS[task], ylabel="held-out exact match (%)", ylim=(0, 102))
-    plotting.save(fig, out, "Latent lookahead: held-out exact match during training", scale, False)
+    plotting.set_style()
+    plt = plotting.pyplot()
+    fig, axes = plt.subplots(2, len(tasks), figsize=(4.4 * len(tasks), 6.4), squeeze=False)
+    colours = dict(zip(METHOD_ORDER, sns.color_palette(plotting.PALETTE, len(METHOD_ORDER)), strict=True))
+    for i, task in enumerate(tasks):
+        sub = df[df["task"] == task]
+        top, bottom = axes[0, i], axes[1, i]
+        sns.lineplot(sub, x="step", y="exact_match_pct", hue="method", hue_order=list(METHOD_ORDER),
+                     palette=colours, errorbar=("ci", 95), marker="o", ax=top, legend=i == 0)
+        top.set(title=TASK_LABELS[task], ylabel="held-out exact match (%)", ylim=(-3, 103))
+        loss = sub[sub["step"] > 0] if "train_loss" in sub else sub.iloc[:0]
+        if len(loss):
+            sns.lineplot(loss, x="step", y="train_loss", hue="method", hue_order=list(METHOD_ORDER),
+                         palette=colours, errorbar=("ci", 95), ax=bottom, legend=False)
+        la = sub[sub["method"] == "lookahead"]
+        terms = (("next_token_loss", "--", "next-token term"), ("latent_loss", ":", "latent term"))
+        for col, style, name in terms:
+            if col in la and la[col].notna().any():
+                sns.lineplot(la, x="step", y=col, color=colours["lookahead"], ls=style, errorbar=None,
+                             ax=bottom, label=f"lookahead: {name} (fixed batch)")
+        if len(loss):
+            bottom.set_yscale("log")
+        bottom.set(ylabel="training loss (epoch mean; log)", xlabel="step")
+        if bottom.get_legend() is not None:
+            bottom.legend(fontsize=7)
+    plotting.save(fig, out, "Latent lookahead: held-out exact match and training loss during training",
+                  scale, False)
     return df
 
 
@@ -293,7 +317,7 @@ def claims(runs: dict[str, list[RunSpec]], margin: float) -> list[Claim]:
 
     def ll_vs(label: str, task: str, other: str, f: pd.DataFrame) -> Part:
         return difference(label, exact_match(f, find(task, "lookahead")), exact_match(f, find(task, other)),
-                          floor=FLOOR, paper_value=_gain(task, other))
+                          floor=FLOOR, paper_value=_gain(task, other), method="lookahead")
 
     def ll1(r: dict) -> list[Part]:
         return [ll_vs("4x4 Sudoku: lookahead minus NTP exact match", "sudoku4", "ntp", r["final"])]
@@ -306,7 +330,8 @@ def claims(runs: dict[str, list[RunSpec]], margin: float) -> list[Claim]:
         f = r["final"]
         return [difference(f"{TASK_LABELS[t]}: lookahead minus NTP exact match > -{margin:g}",
                            exact_match(f, find(t, "lookahead")), exact_match(f, find(t, "ntp")),
-                           threshold=-margin, floor=FLOOR, paper_value=_gain(t, "ntp")) for t in others]
+                           threshold=-margin, floor=FLOOR, paper_value=_gain(t, "ntp"), method="lookahead")
+                for t in others]
 
     def ll6(r: dict) -> list[Part]:
         return [ll_vs(f"{TASK_LABELS[t]}: lookahead minus pause exact match (same tau)", t, "pause",
@@ -382,8 +407,11 @@ FIGURES = (
     Figure("tau_scaling", "Exact match of latent lookahead (bidirectional latents) against the number of "
            "latent steps tau on one task; band: 95% CI over seeds, dots: seeds; dashed: NTP mean.",
            figure_tau_scaling, "final", takes_subset=False),
-    Figure("training_curves", "Held-out exact match against optimizer step for each method and task; "
-           "bands: 95% CI over seeds.", figure_training_curves, "history", takes_subset=False),
+    Figure("training_curves", "Held-out exact match (top) and training loss (bottom: each epoch's mean "
+           "over its steps, log scale) against optimizer step for each method and task; bands: 95% CI over "
+           "seeds. Lookahead's loss is also split into its two terms (next-token, latent), each measured "
+           "on the first 256 training examples without dropout, mean over seeds.", figure_training_curves,
+           "history", takes_subset=False),
     Figure("ablation_mask", "Latent lookahead with bidirectional versus causal attention among the "
            "latents of a thought (same tau); bars: mean and 95% CI over seeds, dots: seeds.",
            figure_ablation_mask, "final", takes_subset=False),

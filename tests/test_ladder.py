@@ -1,0 +1,200 @@
+"""The scale ladder (replikit.ladder): cumulative rung configurations, the run store that lets rungs
+share runs, the sentence each claim part gets, and a tiny two-rung ladder end to end."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from replikit import ladder as lad
+from replikit import run_store
+from replikit.config import ConfigError, paper_file
+from replikit.ladder_summary import sentence
+from replikit.plan import load as plan_load
+from tests.conftest import ROOT
+
+RAW = {
+    "base": "smoke",
+    "seeds": [0, 1],
+    "scope": {"tasks": ["sudoku4"]},
+    "rungs": [
+        {
+            "name": "more_steps",
+            "knob": "steps",
+            "reason": "r1",
+            "set": {"training": {"sudoku4": {"epochs": 4}}},
+            "budget": {"eval_max": 10},
+            "budget_reason": "fewer evaluations",
+        },
+        {"name": "wider", "knob": "width", "reason": "r2", "set": {"model": {"n_embd": 128}}, "seeds": [0]},
+    ],
+}
+
+
+def test_rungs_are_cumulative_and_rung_zero_is_the_base_block():
+    ladder = lad.parse("latent_lookahead", RAW)
+    r0, r1, r2 = ladder.rungs
+    assert (r0.index, r0.name, r0.overrides) == (0, "smoke", {"tasks": ["sudoku4"]})
+    assert r1.overrides == {"tasks": ["sudoku4"], "training": {"sudoku4": {"epochs": 4}}, "eval_max": 10}
+    # rung 2 keeps rung 1's knob and budget, and adds its own
+    assert r2.overrides == {**r1.overrides, "model": {"n_embd": 128}}
+    assert (r1.seeds, r2.seeds) == ([0, 1], [0])
+    cfg = lad.rung_config(ladder, r2)
+    assert cfg["outdir"] == "results/ladder/latent_lookahead/wider"
+    assert cfg["run_store"] == "results/ladder/latent_lookahead/store" and cfg["papers"] == [
+        "latent_lookahead"
+    ]
+
+
+@pytest.mark.parametrize(
+    "bad, says",
+    [
+        ({"rungs": []}, "needs `rungs:`"),
+        ({"rungs": [{"name": "a", "knob": "k", "reason": "r"}]}, "missing ['set']"),
+        ({"rungs": [{"name": "a b", "knob": "k", "reason": "r", "set": {}}]}, "new identifier"),
+        (
+            {"rungs": [{"name": "a", "knob": "k", "reason": "r", "set": {}, "sets": {}}]},
+            "unknown keys ['sets']",
+        ),
+        ({"rung": []}, "unknown keys ['rung']"),
+    ],
+)
+def test_a_malformed_ladder_is_named(bad, says):
+    with pytest.raises(ConfigError, match=None) as e:
+        lad.parse("latent_lookahead", bad)
+    assert says in str(e.value)
+
+
+@pytest.mark.parametrize(
+    "paper", ["latent_lookahead", "cold_posterior", "depthwise_transfer", "continual_learning"]
+)
+def test_every_declared_rung_is_a_valid_configuration(paper, tmp_path, monkeypatch):
+    """Each rung of the ladders in config/papers/ validates against the schema and the paper's
+    own checks (a typo in a rung fails here, not hours into a run)."""
+    assert "ladder" in paper_file(ROOT / "config" / "papers" / f"{paper}.yaml")
+    ladder = lad.load(paper)
+    assert len(ladder.rungs) >= 2 and all(r.reason and r.knob for r in ladder.rungs)
+    monkeypatch.chdir(tmp_path)
+    for rung in ladder.rungs:
+        cfg = plan_load([str(lad.write_rung_config(ladder, rung))])
+        assert cfg["scale"] == ladder.base and cfg["papers"] == [paper]
+
+
+def test_run_store_copies_a_finished_job_and_ignores_an_incomplete_entry(tmp_path):
+    out = tmp_path / "a" / "metrics.json"
+    out.parent.mkdir()
+    out.write_text('{"x": 1}')
+    key = run_store.key("p", "train", {"run": "r", "seed": "0"}, {"lr": 1}, "cpu")
+    assert key != run_store.key("p", "train", {"run": "r", "seed": "0"}, {"lr": 2}, "cpu")
+    store = tmp_path / "store"
+    assert run_store.fetch(store, key, {"metrics": str(out)}) is None
+    run_store.put(store, key, {"metrics": str(out)}, {"rule": "p_train"})
+    again = tmp_path / "b" / "metrics.json"
+    origin = run_store.fetch(store, key, {"metrics": str(again)})
+    assert origin["rule"] == "p_train" and json.loads(again.read_text()) == {"x": 1}
+    (store / key / run_store.DONE).unlink()  # an entry whose writing never finished
+    assert run_store.fetch(store, key, {"metrics": str(tmp_path / "c.json")}) is None
+
+
+def _row(rung: int, verdict: str, lo: float, hi: float, why: str = "") -> dict:
+    return {
+        "rung": rung,
+        "verdict": verdict,
+        "mean": (lo + hi) / 2,
+        "ci_low": lo,
+        "ci_high": hi,
+        "threshold": 0.0,
+        "direction": "above",
+        "why": why,
+    }
+
+
+def test_each_part_gets_one_sentence_along_the_ladder():
+    rungs = {i: lad.Rung(i, f"r{i}", f"knob{i}", "", {}, [0]) for i in range(3)}
+    holds = [_row(0, "replicated", 0.1, 0.2), _row(1, "replicated", 0.2, 0.3)]
+    assert sentence(holds, rungs) == "holds at every rung: replicated"
+    first = [
+        _row(0, "inconclusive", -0.1, 0.2),
+        _row(1, "inconclusive", -0.1, 0.3),
+        _row(2, "replicated", 0.1, 0.3),
+    ]
+    assert sentence(first, rungs) == "first replicated at rung 2 (knob2)"
+    flips = [_row(0, "inconclusive", -0.3, -0.1, "lookahead did not learn"), _row(1, "replicated", 0.1, 0.3)]
+    assert sentence(flips, rungs) == "changes sign at rung 1 (knob1)"
+    never = [
+        _row(0, "inconclusive", -0.3, -0.1, "x did not learn"),
+        _row(1, "inconclusive", -0.2, -0.1, "x did not learn"),
+    ]
+    assert sentence(never, rungs) == "holds at every rung: inconclusive (x did not learn)"
+    assert sentence([{"rung": 0, "verdict": "not measured", "why": ""}], rungs).startswith("not measured")
+
+
+@pytest.mark.slow
+def test_a_two_rung_ladder_end_to_end(tmp_path):
+    """A tiny latent-lookahead ladder at smoke size: two rung configurations, the runs they define
+    alike trained once (the second rung copies them from the run store), the figure, the table and
+    the report's Ladder section."""
+    ladder_file = tmp_path / "ladder.yaml"
+    ladder_file.write_text(
+        yaml.safe_dump(
+            {
+                "base": "smoke",
+                "seeds": [0],
+                "claims": ["LL-1", "LL-4"],
+                "scope": {
+                    "tasks": ["sudoku4"],
+                    "data": {"sudoku4": {"n": 120}},
+                    "training": {"sudoku4": {"epochs": 1}},
+                    "eval_max": 8,
+                },
+                "rungs": [
+                    {
+                        "name": "tau_grid",
+                        "knob": "tau grid",
+                        "reason": "tau scaling on {2, 3}",
+                        "set": {"tau_scaling": {"taus": [2, 3]}},
+                    }
+                ],
+            }
+        )
+    )
+    cmd = [
+        sys.executable,
+        "-m",
+        "replikit.ladder",
+        "run",
+        "latent_lookahead",
+        "--ladder-file",
+        str(ladder_file),
+    ]
+    res = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=1200)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    where = tmp_path / "results/ladder/latent_lookahead"
+    for rung in ("smoke", "tau_grid"):
+        assert (where / rung / "rung.yaml").is_file()
+        assert (where / rung / "results/latent_lookahead/claims.json").is_file()
+    # rung 1 shares every run but lookahead at tau 3: those were copied, not trained again
+    logs = sorted((where / "tau_grid/logs/latent_lookahead/train").rglob("*.log"))
+    copied = [p for p in logs if "run store: outputs copied" in p.read_text()]
+    trained = [p for p in logs if p not in copied]
+    assert [p.parent.name for p in trained] == ["train_task-sudoku4_method-lookahead_tau-3_mask-bidir"], logs
+    assert len(copied) == len(logs) - 1 >= 4
+    record = json.loads((where / "ladder.json").read_text())
+    assert [r["ran"] for r in record["rungs"]] == [True, True]
+    assert {s["claim"] for s in record["sentences"]} >= {"LL-1", "LL-4"}
+    assert (where / "ladder.png").stat().st_size > 10_000
+    md = (where / "ladder.md").read_text()
+    assert "| LL-1 |" in md and "rung 1 tau_grid" in md and "along the ladder" in md
+    # the report's Ladder section renders this summary (as rule report does)
+    from replikit.report import load_inputs, render
+
+    card = where / "tau_grid/results/latent_lookahead/claims.json"
+    inputs = load_inputs([str(card)], [], [], [], None, [str(where / "ladder.json")])
+    render(str(ROOT / "reports"), inputs, str(tmp_path / "index.html"), str(tmp_path / "index.md"))
+    assert "## Ladder" in (tmp_path / "index.md").read_text()
+    html = (tmp_path / "index.html").read_text()
+    assert 'id="ladder"' in html and "along the ladder" in html
