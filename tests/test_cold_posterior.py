@@ -372,3 +372,39 @@ def test_one_seed_still_draws_the_cpe_figures_and_claims_stay_inconclusive():
     assert set(an.cpe(df, cp.RunSpec("plain", "none", None, 1.0))) == {0}
     rows = _rows(df)
     assert all(r["verdict"] == "inconclusive" for r in rows.values())
+
+
+def test_temperature_sweep_gives_each_condition_one_colour_whatever_the_run_order(tmp_path):
+    """Each dashed SGD (MAP) line has the colour of its own condition's chains, also when the runs come
+    in the opposite order to the config's (the old code zipped the palette over the config's order
+    while seaborn coloured by the order of appearance, so the baselines swapped colours)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.colors import to_hex
+
+    cfg = _cfg()
+    specs = cp.experiment_runs(cfg)["temperature_sweep"]
+    df = _results(0.2)
+    df = df[df["run"].isin({s.name for s in specs})]
+    for order in (specs, list(reversed(specs))):
+        rank = {s.name: i for i, s in enumerate(order)}
+        frame = df.sort_values("run", key=lambda c: c.map(rank), kind="stable")
+        drawn = {}
+        real_save = an.plotting.save
+        an.plotting.save = lambda fig, *a, drawn=drawn, **k: drawn.setdefault("fig", fig)
+        try:
+            an.figure_temperature_sweep(frame, specs, tmp_path / "ts.png", "smoke", False)
+        finally:
+            an.plotting.save = real_save
+        for ax in drawn["fig"].axes:
+            handles, labels = ax.get_legend_handles_labels()
+            colour = {lab: to_hex(h.get_color()) for h, lab in zip(handles, labels, strict=True)}
+            conditions = [lab for lab in labels if not lab.startswith("SGD")]
+            assert len(conditions) == 2
+            for cond in conditions:
+                assert colour[f"SGD (MAP), {cond}"] == colour[cond], (cond, colour)
+            assert colour[conditions[0]] != colour[conditions[1]]
+        import matplotlib.pyplot as plt
+
+        plt.close("all")

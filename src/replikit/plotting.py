@@ -64,6 +64,14 @@ def save(fig, path: str | Path, title: str, scale: str, subset: bool) -> None:
     tmp.replace(path)
 
 
+def colour_map(levels) -> dict:
+    """One colour per level, in the order given (e.g. the config's order of conditions): pass it as
+    seaborn's `palette` with `hue_order=list(mapping)` and use it for every extra artist of the same
+    level, so a colour means one thing whatever order the runs come in."""
+    levels = list(dict.fromkeys(levels))
+    return dict(zip(levels, sns.color_palette(PALETTE, max(len(levels), 1)), strict=False))
+
+
 VERDICT_COLOURS = {"replicated": "#2e7d32", "not replicated": "#c62828", "inconclusive": "#b8860b"}
 
 

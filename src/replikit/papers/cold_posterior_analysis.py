@@ -133,9 +133,12 @@ def figure_temperature_sweep(df: pd.DataFrame, specs: list[RunSpec], out: Path, 
              for s in specs}
     d = df[df["run"].isin(names)].assign(condition=lambda x: x["run"].map(names))
     fig, axes = plotting.new_figure(2)
+    # one colour per condition for the chains and their SGD baseline alike (seaborn's own hue order
+    # is the order in which runs appear, which the config does not fix)
+    palette = plotting.colour_map(names.values())
     for ax, metric in zip(axes[0], ("accuracy", "nll"), strict=True):
-        sns.lineplot(d[d["T"] > 0], x="T", y=metric, hue="condition", marker="o", errorbar=("ci", 95), ax=ax)
-        palette = dict(zip(names.values(), sns.color_palette(plotting.PALETTE), strict=False))
+        sns.lineplot(d[d["T"] > 0], x="T", y=metric, hue="condition", hue_order=list(palette),
+                     palette=palette, marker="o", errorbar=("ci", 95), ax=ax)
         for cond, sgd in d[d["T"] == 0].groupby("condition")[f"last_{metric}"].mean().items():
             ax.axhline(sgd, ls="--", c=palette[cond], label=f"SGD (MAP), {cond}")
         _log_t_axis(ax)
