@@ -241,6 +241,24 @@ def test_experiments_share_runs():
     assert ll.training_config(other, "sudoku4") == ll.training_config(CFG, "sudoku4")
 
 
+def test_tau_scaling_and_ablation_can_be_left_out(tmp_path):
+    """`run: false` (a budget cut of the scale ladder): no tau-scaling or causal runs, LL-4 and LL-5
+    "not measured" with the reason, and both figures say "not run at this scale"."""
+    cfg = {**CFG, "tau_scaling": {**CFG["tau_scaling"], "run": False},
+           "ablation": {**CFG["ablation"], "run": False}}
+    runs = ll.experiment_runs(cfg)
+    assert runs["tau_scaling"] == [] and runs["ablation_mask"] == []
+    assert {r.name for r in ll.all_runs(cfg)} == {r.name for r in runs["accuracy_table"]}
+    claims = {c.id: c for c in an.claims(runs, 0.05)}
+    assert "tau_scaling.run: false" in claims["LL-4"].not_measurable(cfg)
+    assert "ablation.run: false" in claims["LL-5"].not_measurable(cfg)
+    assert claims["LL-4"].not_measurable(CFG) == "" and claims["LL-5"].not_measurable(CFG) == ""
+    empty = pd.DataFrame(columns=["run", "seed", "exact_match"])
+    for fig in (an.figure_tau_scaling, an.figure_ablation_mask):
+        table = fig(empty, [], tmp_path / f"{fig.__name__}.png", "smoke")
+        assert (tmp_path / f"{fig.__name__}.png").is_file() and len(table) == 0
+
+
 @pytest.fixture(scope="module")
 def sudoku_ds():
     return pl.build_dataset("sudoku4", CFG["data"]["sudoku4"])

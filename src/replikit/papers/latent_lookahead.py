@@ -82,6 +82,9 @@ def experiment_runs(cfg: dict) -> dict[str, list[RunSpec]]:
     ab = cfg["ablation"]["task"]
     ab_tau = _tau(cfg["training"][ab]["tau"])
     ablation = [RunSpec(ab, "lookahead", ab_tau, m) for m in ("bidir", "causal")]
+    # `run: false` (a budget cut, e.g. a rung of the scale ladder): the experiment is not run
+    scaling = scaling if ts.get("run", True) else []
+    ablation = ablation if cfg["ablation"].get("run", True) else []
     examples = {f"{t}_example": [RunSpec(t, "lookahead", _tau(cfg["training"][t]["tau"]))]
                 if t in cfg["tasks"] else [] for t in ("maze", "sudoku9")}
     return {"accuracy_table": main, "training_curves": main, "tau_scaling": scaling,
