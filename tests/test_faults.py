@@ -20,7 +20,7 @@ from replikit import data, io
 from replikit.config import ConfigError, read_yaml, validate_config
 from replikit.datasets import MNIST
 from replikit.device import DeviceError
-from replikit.jobs import JobLockedError, job, time_limit_hints
+from replikit.jobs import JobLockedError, job, lock_path, time_limit_hints
 from replikit.papers.benign_memorization import Run, RunSpec
 from replikit.papers.interface import config_errors
 from replikit.training import load_checkpoint
@@ -276,9 +276,11 @@ def test_a_job_that_a_live_process_runs_is_refused(tmp_path):
                 pass
         assert str(err.value) == (
             f"another process (pid {holder.pid}) is already running rule bm_train for {out} "
-            f"(lock {log}.lock). Two runs of one job would overwrite each other's checkpoint, log and "
-            "outputs, so this one stops; wait for the other run to finish, then rerun")
+            f"(lock {lock_path(second)}). Two runs of one job would overwrite each other's checkpoint, log "
+            "and outputs, so this one stops; wait for the other run to finish, then rerun")
         assert "epoch 1 of the first run" in log.read_text()  # the running job's log is untouched
+        assert str(lock_path(second)).startswith(".snakemake/replikit-locks/")
+        assert not list(log.parent.glob("*.lock"))  # nothing beside the logs
     finally:
         holder.kill()
         holder.wait()

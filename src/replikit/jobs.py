@@ -20,9 +20,15 @@ class JobLockedError(RuntimeError):
     """Another live process is running the same job (same outputs)."""
 
 
+LOCKS = Path(".snakemake/replikit-locks")  # under the workflow's own metadata folder, not beside the logs
+
+
 def lock_path(snakemake: Any) -> Path:
-    """The job's lock file: next to its log (or its first output when it has no log)."""
-    return Path(f"{snakemake.log[0] if snakemake.log else snakemake.output[0]}.lock")
+    """The job's lock file: its log's path (or its first output's, when it has no log) under
+    `.snakemake/replikit-locks/`, so that no lock file is left among the logs after a job."""
+    target = Path(snakemake.log[0] if snakemake.log else snakemake.output[0])
+    return LOCKS / Path(*target.parts[1:] if target.is_absolute() else target.parts).with_name(
+        target.name + ".lock")
 
 
 @contextlib.contextmanager

@@ -16,6 +16,7 @@ come from `plan.json` (`replikit.ladder plan`) and each rung's `wall.json`.
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import math
 import textwrap
@@ -145,11 +146,22 @@ def _hours(ladder: Ladder) -> dict[int, dict]:
                 out[row["rung"]].update(
                     predicted_cpu_h=row["cpu_hours"], predicted_h100_h=row["gpu_hours"]["H100"]
                 )
+    seen: set[str] = set()  # a run copied from the run store counts at the rung that trained it
     for rung in ladder.rungs:
         wall = ladder.outdir(rung) / "wall.json"
         if wall.is_file():
             w = json.loads(wall.read_text())
             out[rung.index].update(wall_s=w["wall_s"], cores=w["cores"], rc=w["rc"])
+        job_s = 0.0
+        for path in sorted((ladder.outdir(rung) / "results" / ladder.paper).rglob("metrics.json")):
+            blob = path.read_bytes()
+            digest = hashlib.sha256(blob).hexdigest()
+            elapsed = json.loads(blob).get("elapsed_s")
+            if elapsed is not None and digest not in seen:
+                seen.add(digest)
+                job_s += float(elapsed)
+        if job_s:
+            out[rung.index]["measured_job_h"] = job_s / 3600
     return out
 
 
@@ -198,8 +210,9 @@ def rung_rows(record: dict) -> list[dict]:
     for r in record["rungs"]:
         h = record["hours"].get(str(r["index"]), record["hours"].get(r["index"], {}))
         pred = f"{h['predicted_cpu_h']:.2f}" if "predicted_cpu_h" in h else "—"
+        took = f"{h['measured_job_h']:.2f}" if "measured_job_h" in h else "—"
         wall = f"{h['wall_s'] / 60:.0f} min ({h['cores']} cores)" if "wall_s" in h and r["ran"] else "not run"
-        out.append({**r, "predicted": pred, "wall": wall})
+        out.append({**r, "predicted": pred, "took": took, "wall": wall})
     return out
 
 
@@ -213,14 +226,14 @@ def markdown(record: dict) -> str:
         f"top of the previous one (`config/papers/{record['paper']}.yaml`, `ladder:`). The "
         f"{record['base']}-scale verdicts stay what they are; the ladder is evidence beside them.",
         "",
-        "| rung | knob | why | budget cuts | seeds | predicted CPU-h | wall |",
-        "|---|---|---|---|---|---|---|",
+        "| rung | knob | why | budget cuts | seeds | predicted CPU-h | training job-h it took | wall |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for r in rung_rows(record):
         why = r["reason"] + (f" **Changed after its result:** {r['changed']}" if r["changed"] else "")
         lines.append(
             f"| {r['index']} {r['name']} | {r['knob']} | {_cell(why)} | {_cell(r['budget_reason'] or '—')} | "
-            f"{len(r['seeds'])} | {r['predicted']} | {r['wall']} |"
+            f"{len(r['seeds'])} | {r['predicted']} | {r['took']} | {r['wall']} |"
         )
     lines += [
         "",
