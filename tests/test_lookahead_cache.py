@@ -160,6 +160,10 @@ def _frozen_lookahead_loss(model, prompt, answer, pad, tau, bidirectional=True):
     latent = lg._ce(model.lm_head(z[:, 0]), latent_tgt)
     x = torch.cat([prompt, answer], dim=1)
     logits = lg.final_pass(model, x[:, :-1], anchor, z, bidirectional)
+    # every supervised token weighted alike (the 2026-11-25 fix; see lookahead_gpt.lookahead_terms)
+    n_latent, n_answer = int((latent_tgt != lg.IGNORE).sum()), int((answer != pad).sum())
+    if n_latent != n_answer:
+        latent = latent * (n_latent / n_answer)
     return lg._ce(logits, lg.answer_targets(prompt, answer, pad)) + latent
 
 

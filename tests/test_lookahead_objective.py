@@ -9,7 +9,12 @@ hand, token by token, at tau below and equal to the answer length, independently
   hidden state at the last slot when z_1..z_j are appended to the prompt as input embeddings at the
   positions of the answer tokens they stand for (P, P+1, ...), attending to the whole prompt and to
   each other (bidirectionally; causally in the ablation);
-- the latent term is the mean cross-entropy of lm_head(z_j) against answer token j (j = 1..tau);
+- the latent term is the cross-entropy of lm_head(z_j) against answer token j (j = 1..tau), summed,
+  and the loss weighs every supervised token alike: L = L_NTP + L_latent with both terms sums of
+  -log p, as the paper's method section writes them (OpenReview version, Sec. 3), here divided by the
+  number of answer tokens. At tau < the answer length the code once took the mean of each term,
+  which weighed a latent token answer-length / tau times an answer token (19 / 4 on 4x4 Sudoku at
+  tau 4): this test fails on that code;
 - the final pass has the prompt, the teacher-forced answer and the tau latents in context: answer
   tokens see the prompt, earlier answer tokens and every latent; the first answer token is read from
   the first latent slot;
@@ -56,7 +61,11 @@ def by_hand(model, prompt, answer, tau: int, bidirectional: bool = True) -> tupl
             sees.append(list(range(P)) + [P + t for t in range(j) if bidirectional or t <= s])
         h = _hidden(model, rows, list(range(P)) + [P + s for s in range(j)], sees)
         z.append(h[:, -1])
-    latent = sum(F.cross_entropy(model.lm_head(z[j]), answer[:, j]) for j in range(tau)) / tau
+    # L = L_NTP + L_latent, both sums of -log p over their targets (the paper's Sec. 3): every
+    # supervised token weighs alike; both divided by the number of answer tokens, B * A
+    latent = sum(F.cross_entropy(model.lm_head(z[j]), answer[:, j], reduction="sum") for j in range(tau)) / (
+        B * A
+    )
     # final pass: prompt, answer tokens 0..A-2 (teacher forcing), then the tau latents
     vis = tok + [model.wte(answer[:, k]) for k in range(A - 1)]
     n = len(vis)

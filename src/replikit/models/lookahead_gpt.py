@@ -462,8 +462,15 @@ def lookahead_loss(model: LookaheadGPT, prompt: torch.Tensor, answer: torch.Tens
 def lookahead_terms(model: LookaheadGPT, prompt: torch.Tensor, answer: torch.Tensor, pad: int, tau: int,
                     bidirectional: bool = True, kv_cache: bool = False,
                     checkpoint: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
-    """The two terms of `lookahead_loss`: the final pass's next-token loss on the answer, and the
-    latent loss (mean cross-entropy of lm_head(z_j) against answer token j - 1, j = 1..tau)."""
+    """The two terms of `lookahead_loss`, L = L_NTP + L_latent with every supervised token weighted
+    alike, as the paper writes both terms (sums of -log p over the next-token targets and over the
+    latent targets; OpenReview version of arXiv 2603.20219, Sec. 3), divided by the number of answer
+    tokens: the final pass's mean next-token cross-entropy on the answer, and the latent loss, the
+    cross-entropy of lm_head(z_j) against answer token j - 1 (j = 1..tau) summed over the latents and
+    divided by the same count. At tau = the answer length (the paper's setting) the two counts are
+    equal and this is the sum of the two means; at tau < the answer length each latent token used to
+    weigh answer-length / tau times an answer token (the mean of each term), a departure from the
+    paper's loss fixed on 2026-11-25 (tests/test_lookahead_objective.py)."""
     if tau > answer.shape[1]:
         raise ValueError(f"tau={tau} exceeds the answer length {answer.shape[1]}")
     anchor = [prompt.shape[1] - 1]
@@ -480,6 +487,9 @@ def lookahead_terms(model: LookaheadGPT, prompt: torch.Tensor, answer: torch.Ten
         logits = cached_final_pass(model, x[:, :-1], anchor, cache, bidirectional)
     else:
         logits = final_pass(model, x[:, :-1], anchor, z, bidirectional)
+    n_latent, n_answer = int((latent_tgt != IGNORE).sum()), int((answer != pad).sum())
+    if n_latent != n_answer:  # the mean over latent targets, as a sum over them per answer token
+        latent = latent * (n_latent / n_answer)
     return _ce(logits, answer_targets(prompt, answer, pad)), latent
 
 
