@@ -153,14 +153,14 @@ def test_run_with_kv_cache_trains_like_the_reference():
 
 
 def _frozen_lookahead_loss(model, prompt, answer, pad, tau, bidirectional=True):
-    """lg.lookahead_loss as of commit 5390c5b."""
+    """lg.lookahead_loss as fixed on 2026-11-25 (the latent term read from the final pass's latent
+    slots, every supervised token weighted alike; see lookahead_gpt.lookahead_terms)."""
     anchor = [prompt.shape[1] - 1]
     z = lg.rollout(model, prompt, anchor, tau, bidirectional)
     latent_tgt = answer[:, :tau].masked_fill(answer[:, :tau] == pad, lg.IGNORE)
-    latent = lg._ce(model.lm_head(z[:, 0]), latent_tgt)
     x = torch.cat([prompt, answer], dim=1)
-    logits = lg.final_pass(model, x[:, :-1], anchor, z, bidirectional)
-    # every supervised token weighted alike (the 2026-11-25 fix; see lookahead_gpt.lookahead_terms)
+    logits, latent_logits = lg.final_pass(model, x[:, :-1], anchor, z, bidirectional, with_latents=True)
+    latent = lg._ce(latent_logits[:, 0], latent_tgt)
     n_latent, n_answer = int((latent_tgt != lg.IGNORE).sum()), int((answer != pad).sum())
     if n_latent != n_answer:
         latent = latent * (n_latent / n_answer)

@@ -1,4 +1,5 @@
-"""Latent lookahead's objective against its definition (Noci et al. 2026, arXiv 2603.20219, abstract:
+"""Latent lookahead's objective against its definition (Noci et al. 2026, arXiv 2603.20219; its
+method section, Eqs. 6-8, in the OpenReview version, read in a stored copy; the abstract:
 "recursively feeding its hidden states back into the context for tau steps ... This produces tau
 latent predictions that are supervised against the next tau ground-truth tokens"), written out by
 hand, token by token, at tau below and equal to the answer length, independently of the model file's
@@ -9,8 +10,11 @@ hand, token by token, at tau below and equal to the answer length, independently
   hidden state at the last slot when z_1..z_j are appended to the prompt as input embeddings at the
   positions of the answer tokens they stand for (P, P+1, ...), attending to the whole prompt and to
   each other (bidirectionally; causally in the ablation);
-- the latent term is the cross-entropy of lm_head(z_j) against answer token j (j = 1..tau), summed,
-  and the loss weighs every supervised token alike: L = L_NTP + L_latent with both terms sums of
+- the latent term: in the final pass (below), where every latent slot sees the full thought, the
+  slot holding z_j is scored against answer token j (j = 1..tau), as the paper's Eq. 6 writes it
+  ("the j-th latent token z_i,j is trained to predict x_i+j given the full latent thought"; the code
+  once scored the rollout's z_j, each given only the latents before it: this test fails on that
+  code), summed; the loss weighs every supervised token alike: L = L_NTP + L_latent with both terms sums of
   -log p, as the paper's method section writes them (OpenReview version, Sec. 3), here divided by the
   number of answer tokens. At tau < the answer length the code once took the mean of each term,
   which weighed a latent token answer-length / tau times an answer token (19 / 4 on 4x4 Sudoku at
@@ -61,11 +65,6 @@ def by_hand(model, prompt, answer, tau: int, bidirectional: bool = True) -> tupl
             sees.append(list(range(P)) + [P + t for t in range(j) if bidirectional or t <= s])
         h = _hidden(model, rows, list(range(P)) + [P + s for s in range(j)], sees)
         z.append(h[:, -1])
-    # L = L_NTP + L_latent, both sums of -log p over their targets (the paper's Sec. 3): every
-    # supervised token weighs alike; both divided by the number of answer tokens, B * A
-    latent = sum(F.cross_entropy(model.lm_head(z[j]), answer[:, j], reduction="sum") for j in range(tau)) / (
-        B * A
-    )
     # final pass: prompt, answer tokens 0..A-2 (teacher forcing), then the tau latents
     vis = tok + [model.wte(answer[:, k]) for k in range(A - 1)]
     n = len(vis)
@@ -78,7 +77,13 @@ def by_hand(model, prompt, answer, tau: int, bidirectional: bool = True) -> tupl
     reads = [h[:, n]] + [h[:, P + k - 1] for k in range(1, A)]
     logits = model.lm_head(torch.stack(reads, dim=1))
     nxt = F.cross_entropy(logits.flatten(0, 1), answer.flatten())
-    return nxt, latent
+    # the latent term: slot s (holding z_{s+1}), given the full thought, against answer token s;
+    # L = L_NTP + L_latent, both sums of -log p (the paper's Eqs. 6-8): every supervised token weighs
+    # alike; both divided by the number of answer tokens, B * A
+    latent = sum(
+        F.cross_entropy(model.lm_head(h[:, n + s]), answer[:, s], reduction="sum") for s in range(tau)
+    )
+    return nxt, latent / (B * A)
 
 
 @pytest.mark.parametrize("tau", [2, 4])  # below and equal to the answer length (4)

@@ -3,8 +3,9 @@ pause tokens and latent lookahead (Noci et al. 2026, arXiv 2603.20219).
 
 Latent lookahead. A thought at position i rolls out tau latents without sampling: z_1 is the
 final hidden state (after ln_f) at token x_i; z_{j+1} is the final hidden state at the last
-latent slot when z_1..z_j are appended to the context as input embeddings. z_j is supervised
-with token x_{i+j}. Attention (`thought_layout`): visible tokens are causal over earlier
+latent slot when z_1..z_j are appended to the context as input embeddings. In the final pass,
+with the full thought in context, the slot holding z_j is supervised with token x_{i+j}.
+Attention (`thought_layout`): visible tokens are causal over earlier
 visible tokens and over the latents of thoughts anchored before them; the latents of one
 thought see each other (bidirectionally, or causally for the ablation) and the visible tokens
 up to their anchor, never other thoughts. All thoughts therefore roll out together in tau
@@ -184,9 +185,10 @@ def rollout(model: LookaheadGPT, idx: torch.Tensor, anchors: list[int], tau: int
 
 
 def final_pass(model: LookaheadGPT, idx: torch.Tensor, anchors: list[int], z: torch.Tensor,
-               bidirectional: bool = True) -> torch.Tensor:
+               bidirectional: bool = True, with_latents: bool = False):
     """Next-token logits (B, n, V) of the visible tokens with every latent in context; the logit
-    row of an anchor is read from its thought's first latent slot."""
+    row of an anchor is read from its thought's first latent slot. `with_latents`: also the logits
+    (B, K, tau, V) of every latent slot, each given the full thought (what the latent loss reads)."""
     B, n = idx.shape
     K, tau = z.shape[1], z.shape[2]
     pos, mask = thought_layout(n, anchors, tau, bidirectional, idx.device)
@@ -194,7 +196,9 @@ def final_pass(model: LookaheadGPT, idx: torch.Tensor, anchors: list[int], z: to
     first = n + torch.arange(K, device=idx.device) * tau
     vis = h[:, :n].clone()
     vis[:, anchors] = h[:, first]
-    return model.lm_head(vis)
+    if not with_latents:
+        return model.lm_head(vis)
+    return model.lm_head(vis), model.lm_head(h[:, n:]).view(B, K, tau, -1)
 
 
 def naive_rollout(model: LookaheadGPT, idx: torch.Tensor, anchor: int, tau: int,
@@ -369,11 +373,12 @@ def cached_rollout(model: LookaheadGPT, idx: torch.Tensor, anchors: list[int], t
 
 
 def cached_final_pass(model: LookaheadGPT, idx: torch.Tensor, anchors: list[int], cache: RolloutCache,
-                      bidirectional: bool = True, want_kv: bool = False):
+                      bidirectional: bool = True, want_kv: bool = False, with_latents: bool = False):
     """`final_pass` reusing the rollout's cache: the visible tokens up to the first anchor see no
     latent, so their states are the rollout's; the rest (later visible tokens and every latent,
-    with the latents' cached first-block inputs) runs once over them. Returns the logits (B, n, V)
-    and, with `want_kv`, the full per-layer keys/values (prefix, then the rows; for generation)."""
+    with the latents' cached first-block inputs) runs once over them. Returns the logits (B, n, V),
+    with `with_latents` also every latent slot's logits (B, K, tau, V), and with `want_kv` the full
+    per-layer keys/values (prefix, then the rows; for generation)."""
     B, n = idx.shape
     K, tau = cache.x0[0].shape[1], len(cache.x0)
     dev = idx.device
@@ -388,7 +393,8 @@ def cached_final_pass(model: LookaheadGPT, idx: torch.Tensor, anchors: list[int]
     rows = torch.cat([lat, vis])
     m = mask[rows][:, torch.cat([torch.arange(r, device=dev), rows])]
     first = torch.arange(K, device=dev) * tau
-    out = torch.cat([first, K * tau + torch.arange(n - r, device=dev)])
+    lat_out = torch.arange(K * tau, device=dev) if with_latents else first  # latent rows kept
+    out = torch.cat([lat_out, K * tau + torch.arange(n - r, device=dev)])
     x_vis = model.drop(model.wte(idx[:, r:]) + model.wpe(pos[r:n]))
     blk = model.blocks[0]
     qkv_vis = blk.attn.c_attn(blk.ln_1(x_vis))
@@ -398,9 +404,13 @@ def cached_final_pass(model: LookaheadGPT, idx: torch.Tensor, anchors: list[int]
                       torch.cat([qkv_lat, qkv_vis], dim=1), want_kv)
     if want_kv:
         h = h[:, out]
-    hv = torch.cat([cache.h[:, :r], h[:, K:]], dim=1)
-    hv = hv.index_copy(1, torch.tensor(anchors, device=dev), h[:, :K])
+    n_lat = len(lat_out)
+    hv = torch.cat([cache.h[:, :r], h[:, n_lat:]], dim=1)
+    hv = hv.index_copy(1, torch.tensor(anchors, device=dev), h[:, :n_lat][:, first] if with_latents
+                       else h[:, :K])
     logits = model.lm_head(hv)
+    if with_latents:
+        logits = (logits, model.lm_head(h[:, :n_lat]).view(B, K, tau, -1))
     if not want_kv:
         return logits
     return logits, [(torch.cat([k0, k1], dim=2), torch.cat([v0, v1], dim=2))
@@ -451,10 +461,10 @@ def pause_loss(model: LookaheadGPT, prompt: torch.Tensor, answer: torch.Tensor, 
 def lookahead_loss(model: LookaheadGPT, prompt: torch.Tensor, answer: torch.Tensor, pad: int, tau: int,
                    bidirectional: bool = True, kv_cache: bool = False,
                    checkpoint: bool = False) -> torch.Tensor:
-    """Next-token loss (with latents in context) + latent loss, unweighted; one thought at the last
-    prompt token, so latent z_j is supervised with answer token j - 1. `kv_cache`: the same loss
-    through `cached_rollout` / `cached_final_pass` (equal up to rounding); `checkpoint` (with
-    `kv_cache`): activation checkpointing of the rollout's passes."""
+    """Next-token loss (with latents in context) + latent loss (`lookahead_terms`); one thought at
+    the last prompt token, so latent slot j - 1 (holding z_j) is supervised with answer token j - 1.
+    `kv_cache`: the same loss through `cached_rollout` / `cached_final_pass` (equal up to rounding);
+    `checkpoint` (with `kv_cache`): activation checkpointing of the rollout's passes."""
     next_token, latent = lookahead_terms(model, prompt, answer, pad, tau, bidirectional, kv_cache, checkpoint)
     return next_token + latent
 
@@ -466,11 +476,16 @@ def lookahead_terms(model: LookaheadGPT, prompt: torch.Tensor, answer: torch.Ten
     alike, as the paper writes both terms (sums of -log p over the next-token targets and over the
     latent targets; OpenReview version of arXiv 2603.20219, Sec. 3), divided by the number of answer
     tokens: the final pass's mean next-token cross-entropy on the answer, and the latent loss, the
-    cross-entropy of lm_head(z_j) against answer token j - 1 (j = 1..tau) summed over the latents and
-    divided by the same count. At tau = the answer length (the paper's setting) the two counts are
-    equal and this is the sum of the two means; at tau < the answer length each latent token used to
-    weigh answer-length / tau times an answer token (the mean of each term), a departure from the
-    paper's loss fixed on 2026-11-25 (tests/test_lookahead_objective.py)."""
+    cross-entropy of latent slot j - 1 (the slot holding z_j) against answer token j - 1, read in the
+    final pass, where every slot sees the full thought (the paper's Eq. 6: "the j-th latent token
+    z_i,j is trained to predict x_i+j given the full latent thought"), summed over the latents and
+    divided by the same count. Slot 0 is also where the first answer token is read (Eq. 7).
+
+    Two departures from the paper's loss were fixed on 2026-11-25 (tests/test_lookahead_objective.py
+    fails on the old code): the latent term read the rollout's states z_j, each given only the
+    latents before it, instead of the slots given the full thought; and it took the mean over the
+    latent targets, so at tau < the answer length a latent token weighed answer-length / tau times
+    an answer token (at tau = the answer length the two counts are equal)."""
     if tau > answer.shape[1]:
         raise ValueError(f"tau={tau} exceeds the answer length {answer.shape[1]}")
     anchor = [prompt.shape[1] - 1]
@@ -478,15 +493,14 @@ def lookahead_terms(model: LookaheadGPT, prompt: torch.Tensor, answer: torch.Ten
         z, cache = cached_rollout(model, prompt, anchor, tau, bidirectional, checkpoint, return_cache=True)
     else:
         z = rollout(model, prompt, anchor, tau, bidirectional)
-    # the order of these ops is the reference's: it fixes the order in which the backward pass
-    # sums gradients into shared weights, hence the last bits of a CPU run
     latent_tgt = answer[:, :tau].masked_fill(answer[:, :tau] == pad, IGNORE)
-    latent = _ce(model.lm_head(z[:, 0]), latent_tgt)
     x = torch.cat([prompt, answer], dim=1)
     if kv_cache:
-        logits = cached_final_pass(model, x[:, :-1], anchor, cache, bidirectional)
+        logits, latent_logits = cached_final_pass(model, x[:, :-1], anchor, cache, bidirectional,
+                                                  with_latents=True)
     else:
-        logits = final_pass(model, x[:, :-1], anchor, z, bidirectional)
+        logits, latent_logits = final_pass(model, x[:, :-1], anchor, z, bidirectional, with_latents=True)
+    latent = _ce(latent_logits[:, 0], latent_tgt)
     n_latent, n_answer = int((latent_tgt != IGNORE).sum()), int((answer != pad).sum())
     if n_latent != n_answer:  # the mean over latent targets, as a sum over them per answer token
         latent = latent * (n_latent / n_answer)
