@@ -161,9 +161,7 @@ def _frozen_lookahead_loss(model, prompt, answer, pad, tau, bidirectional=True):
     x = torch.cat([prompt, answer], dim=1)
     logits, latent_logits = lg.final_pass(model, x[:, :-1], anchor, z, bidirectional, with_latents=True)
     latent = lg._ce(latent_logits[:, 0], latent_tgt)
-    n_latent, n_answer = int((latent_tgt != lg.IGNORE).sum()), int((answer != pad).sum())
-    if n_latent != n_answer:
-        latent = latent * (n_latent / n_answer)
+    latent = latent * ((latent_tgt != lg.IGNORE).sum() / (answer != pad).sum())
     return lg._ce(logits, lg.answer_targets(prompt, answer, pad)) + latent
 
 

@@ -212,6 +212,7 @@ def plan_rungs(ladder: Ladder, rungs: list[Rung]) -> list[dict]:
                 "new_jobs": len(new),
                 "cpu_hours": hours["CPU"],
                 "gpu_hours": {a: hours[a] for a in plan.ACCELERATORS},
+                "cpu_gflops_measured": cpu / 1e9,  # the 1-thread matmul peak the CPU hours assume
             }
         )
     return out
@@ -305,6 +306,10 @@ def main(argv: list[str] | None = None) -> int:
         out = ladder.outdir(ladder.rungs[0]).parent / "plan.json"
         out.write_text(json.dumps(rows, indent=1))
         print(format_plan(rows))
+        print(
+            f"CPU: {rows[0]['cpu_gflops_measured']:.1f} GFLOP/s measured (1 thread, fp32 matmul) at the "
+            "start; plan on a quiet machine, a loaded one inflates the CPU hours"
+        )
         print(f"(written to {out})")
         return 0
     if args.action == "run":

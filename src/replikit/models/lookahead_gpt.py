@@ -501,9 +501,9 @@ def lookahead_terms(model: LookaheadGPT, prompt: torch.Tensor, answer: torch.Ten
     else:
         logits, latent_logits = final_pass(model, x[:, :-1], anchor, z, bidirectional, with_latents=True)
     latent = _ce(latent_logits[:, 0], latent_tgt)
-    n_latent, n_answer = int((latent_tgt != IGNORE).sum()), int((answer != pad).sum())
-    if n_latent != n_answer:  # the mean over latent targets, as a sum over them per answer token
-        latent = latent * (n_latent / n_answer)
+    # the mean over the latent targets, as their sum per answer token (a factor of exactly 1.0 when
+    # the counts are equal, tau = the answer length); tensors, so no device sync and plannable
+    latent = latent * ((latent_tgt != IGNORE).sum() / (answer != pad).sum())
     return _ce(logits, answer_targets(prompt, answer, pad)), latent
 
 
