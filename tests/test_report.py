@@ -132,3 +132,29 @@ def test_without_a_cost_plan_the_report_says_how_to_get_it(root, tmp_path):
         assert "Cost of the paper scale</h2>" not in t and "## Cost of the paper scale" not in t
         assert "report.cost_plan</code> is false" in t or "`report.cost_plan` is false" in t
         assert "snakemake --cores 1 --config 'report={cost_plan: true}'" in t
+
+
+def test_markdown_scorecard_rows_keep_their_cells_when_a_label_holds_a_pipe(root, tmp_path):
+    """A part label such as `|grad W_Q|` is escaped in the Markdown scorecard, so every table row has
+    its header's number of cells (before, the bare `|` split the row and shifted the verdict)."""
+    import re
+
+    part = {"label": "ratio |grad W_Q| / |grad W_V|", "per_seed": {"0": 0.1}, "mean": 0.1, "ci_low": 0.05,
+            "ci_high": 0.15, "threshold": 0.0, "direction": "above", "paper_value": None,
+            "verdict": "replicated", "magnitude": "no paper number"}
+    claim = {"id": "Y-1", "statement": "A | B holds.", "paper_value": "-", "paper_source": "abstract",
+             "statistic": "s", "rule": "CI > 0", "verdict": "replicated", "magnitude": "no paper number",
+             "fidelity": "proxy", "deviations": [], "measurable": True, "caveat": "", "n_seeds": 5,
+             "ci_level": 0.9, "note": "", "parts": [part], "kind": "paper", "reading": "", "unverified": [],
+             "source": {"quote": "q", "where": "w", "abstract_only": True}}
+    write_json(tmp_path / "claims.json", {"paper": "papery", "scale": "smoke", "subset": False,
+                                          "data_source": "generated", "claims": [claim]})
+    inputs = load_inputs([str(tmp_path / "claims.json")], [], [], [])
+    html, md = tmp_path / "index.html", tmp_path / "index.md"
+    render(str(root / "reports"), inputs, str(html), str(md))
+    text = md.read_text()
+    cells = lambda line: len(re.split(r"(?<!\\)\|", line.strip())) - 2  # noqa: E731
+    header = next(line for line in text.splitlines() if line.startswith("| paper | claim |"))
+    rows = [line for line in text.splitlines() if line.startswith("| papery |")]
+    assert rows and all(cells(r) == cells(header) for r in rows), rows
+    assert "\\|grad W_Q\\|" in text and "**replicated**" in rows[0]

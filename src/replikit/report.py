@@ -131,7 +131,7 @@ def load_ladder(path: str) -> dict:
     record = read_json(path)
     png = Path(path).with_name("ladder.png")
     return {"paper": record["paper"], "rungs": rung_rows(record), "table": table(record),
-            "markdown": markdown(record),
+            "markdown": MarkdownBlock(markdown(record)),
             "figure": base64.b64encode(png.read_bytes()).decode() if png.is_file() else None}
 
 
@@ -168,9 +168,22 @@ def load_inputs(claims_paths: list[str], figure_paths: list[str], benchmark_path
             "ladders": [load_ladder(p) for p in ladder_paths or []]}
 
 
+class MarkdownBlock(str):
+    """Markdown that the Markdown report inserts as it is (e.g. a table of its own), unescaped."""
+
+
+def md_escape(value: object) -> object:
+    """Every value the Markdown template prints, with `|` escaped, so that a label such as
+    `|grad W_Q|` stays in its table cell instead of splitting the row (MarkdownBlock: left as it is)."""
+    if isinstance(value, MarkdownBlock) or not isinstance(value, str):
+        return value
+    return value.replace("|", "\\|")
+
+
 def render(template_dir: str, inputs: dict, html_out: str, md_out: str) -> None:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(template_dir), autoescape=False,
-                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+                             finalize=md_escape)
     env.filters["f3"] = _fmt
     html_env = jinja2.Environment(loader=jinja2.FileSystemLoader(template_dir),
                                   autoescape=jinja2.select_autoescape(["html", "j2"]),
