@@ -182,3 +182,21 @@ def test_a_paper_without_a_cost_model_is_skipped_and_the_document_feeds_the_repo
     section = cost_plan(str(tmp_path / "plan.json"))
     assert [r["paper"] for r in section["rows"]] == ["rank_collapse"] and section["n_jobs"] == len(jobs)
     assert section["not_planned"] == ["no_such_paper"] and section["accelerators"] == ["H100"]
+
+
+def test_help_names_the_module_and_every_option_with_its_meaning_and_default(capsys):
+    """`python -m replikit.plan --help`: the usage line, every option's meaning and default, the
+    module docstring's assumptions, the example and the expected run time (issue 31, item 5)."""
+    from replikit import plan
+
+    with pytest.raises(SystemExit):
+        plan.main(["--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert out.startswith("usage: python -m replikit.plan")
+    for option, default in (("--profile PROFILE", "profiles/gpu"), ("--accelerator {", "H100"),
+                            ("--utilisation UTILISATION", "0.4"), ("--launch-us LAUNCH_US", "10.0"),
+                            ("--json JSON", "none")):
+        at = out.index(option, out.index("options:"))
+        assert "(default: " in out[at:at + 400] and default in out[at:at + 400], option
+    assert "Utilisation and overhead are assumptions" in out and "about 10 minutes" in out
+    assert "example: python -m replikit.plan config/paper.yaml" in out

@@ -258,13 +258,26 @@ def report(jobs: list[Job], accelerator: str, accelerators: list[str], utilisati
 def main(argv: list[str] | None = None) -> int:
     import torch
 
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(
+        prog="python -m replikit.plan", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=__doc__,
+        epilog="example: python -m replikit.plan config/paper.yaml --json results/plan/paper.json\n"
+               "Counting every step of config/paper.yaml takes about 10 minutes on one core (each distinct\n"
+               "step is counted once under FakeTensorMode; nothing is allocated or trained).")
     ap.add_argument("configs", nargs="+", help="config files, merged in order over config/config.yaml")
-    ap.add_argument("--profile", default=str(ROOT / "profiles/gpu"), help="profile whose gpu_mem_mb to check")
-    ap.add_argument("--accelerator", default="H100", choices=[*ACCELERATORS, "CPU"])
-    ap.add_argument("--utilisation", type=float, default=UTILISATION)
-    ap.add_argument("--launch-us", type=float, default=LAUNCH_S * 1e6)
-    ap.add_argument("--json", help="also write every job as JSON here")
+    ap.add_argument("--profile", default=str(ROOT / "profiles/gpu"),
+                    help="profile whose gpu_mem_mb requests each job is checked against "
+                         "(default: %(default)s)")
+    ap.add_argument("--accelerator", default="H100", choices=[*ACCELERATORS, "CPU"],
+                    help="the accelerator whose hours the table shows first; every one is in --json "
+                         "(default: %(default)s; CPU: this machine's measured 1-thread matmul peak)")
+    ap.add_argument("--utilisation", type=float, default=UTILISATION,
+                    help="fraction of the accelerator's peak FLOP/s a large step reaches, an assumption "
+                         "(default: %(default)s)")
+    ap.add_argument("--launch-us", type=float, default=LAUNCH_S * 1e6,
+                    help="host overhead per dispatched op in eager PyTorch, microseconds, an assumption: "
+                         "a step takes at least ops x this (default: %(default)s)")
+    ap.add_argument("--json", help="also write every job as JSON to this file (default: none)")
     args = ap.parse_args(argv)
     torch.set_num_threads(1)
     try:
