@@ -304,7 +304,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.action == "plan":
         rows = plan_rungs(ladder, rungs)
         out = ladder.outdir(ladder.rungs[0]).parent / "plan.json"
-        out.write_text(json.dumps(rows, indent=1))
+        kept = json.loads(out.read_text()) if out.is_file() else []  # other rungs' earlier plans stay
+        planned = {r["rung"] for r in rows}
+        merged = sorted([r for r in kept if r["rung"] not in planned] + rows, key=lambda r: r["rung"])
+        out.write_text(json.dumps(merged, indent=1))
         print(format_plan(rows))
         print(
             f"CPU: {rows[0]['cpu_gflops_measured']:.1f} GFLOP/s measured (1 thread, fp32 matmul) at the "
