@@ -405,8 +405,10 @@ def run_stage(sm: Any, device: Any) -> None:
     Imports only the paper's run module (no analysis, pandas or plotting)."""
     stage = stage_of_job(sm.log[0])
     job = Job.from_snakemake(sm, device)
-    store = (sm.config or {}).get("run_store")
-    if store:  # config key run_store: copy what another output tree ran with the same definition
+    # config key run_store: copy what another output tree ran with the same definition (never a
+    # throughput record: a benchmark measures the machine and moment it ran on)
+    store = None if stage.benchmark else (sm.config or {}).get("run_store")
+    if store:
         from .. import run_store
 
         entry = run_store.key(paper_of_job(sm.log[0]), stage.name, job.wildcards, job.cfg, device.type)
