@@ -44,6 +44,8 @@ def test_rungs_are_cumulative_and_rung_zero_is_the_base_block():
     assert r2.overrides == {**r1.overrides, "model": {"n_embd": 128}}
     assert (r1.seeds, r2.seeds) == ([0, 1], [0])
     cfg = lad.rung_config(ladder, r2)
+    # latent lookahead has its own seeds key, which wins over the global one: the rung sets both
+    assert cfg["seeds"] == [0] and cfg["latent_lookahead"]["seeds"] == [0]
     assert cfg["outdir"] == "results/ladder/latent_lookahead/wider"
     assert cfg["run_store"] == "results/ladder/latent_lookahead/store" and cfg["papers"] == [
         "latent_lookahead"

@@ -157,6 +157,10 @@ def load(paper: str, path: str | Path | None = None) -> Ladder:
 def rung_config(ladder: Ladder, rung: Rung) -> dict:
     """The --configfile of one rung: the base scale, this paper alone, its seeds, its own output tree
     and the ladder's run store."""
+    own = copy.deepcopy(rung.overrides)
+    schema = paper_file(ROOT / "config" / "papers" / f"{ladder.paper}.yaml")["schema"]
+    if "seeds" in schema.get("properties", {}):  # a paper with its own seeds key (it wins over the global)
+        own["seeds"] = rung.seeds
     return {
         "scale": ladder.base,
         "papers": [ladder.paper],
@@ -164,7 +168,7 @@ def rung_config(ladder: Ladder, rung: Rung) -> dict:
         "report": {"cost_plan": False},
         "outdir": str(ladder.outdir(rung)),
         "run_store": str(ladder.store()),
-        ladder.paper: copy.deepcopy(rung.overrides),
+        ladder.paper: own,
     }
 
 
