@@ -194,7 +194,7 @@ def plan_rungs(ladder: Ladder, rungs: list[Rung]) -> list[dict]:
     from .plan_cost import cpu_matmul_flops
 
     cpu = cpu_matmul_flops()
-    peaks = {**plan.ACCELERATORS, "CPU": {"tf32": cpu, "fp32": cpu, "bf16": cpu}}
+    peaks = plan.with_cpu(cpu)
     seen: set[str] = set()
     out = []
     for rung in rungs:

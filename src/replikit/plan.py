@@ -45,6 +45,11 @@ UTILISATION = 0.4  # fraction of the peak a large step reaches (assumed)
 LAUNCH_S = 10e-6  # seconds of host overhead per dispatched op in eager PyTorch (assumed)
 
 
+def with_cpu(cpu_flops: float) -> dict[str, dict[str, float]]:
+    """The reference accelerators' peaks and this CPU's (its measured matmul FLOP/s for every kind)."""
+    return {**ACCELERATORS, "CPU": {"tf32": cpu_flops, "fp32": cpu_flops, "bf16": cpu_flops}}
+
+
 class PlanError(ValueError):
     """The configuration cannot be planned (no such file, no training job)."""
 
@@ -287,7 +292,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"replikit.plan: {e}", file=sys.stderr)
         return 1
     cpu = cpu_matmul_flops()
-    peaks = {**ACCELERATORS, "CPU": {"tf32": cpu, "fp32": cpu, "bf16": cpu}}
+    peaks = with_cpu(cpu)
     try:
         jobs = plan(config, requests, peaks, args.utilisation, args.launch_us * 1e-6, log=sys.stderr)
     except PlanError as e:
