@@ -123,16 +123,22 @@ def test_early_layers_unaffected_by_label_noise_claim():
     cfg = {"augmentation": "full",
            "probe_vs_epoch": {"label_noise": [0.0, 1.0], "augmentations": ["full"]},
            "diversity": {"n_augs": ["unlimited"]}, "capacity": {"n_augs": [1]}}
-    drops = {"conv1": (0.40, 0.39), "pooled": (0.6, 0.5), "output": (0.7, 0.3)}  # (0% noise, 100%)
+    drops = {"conv1": (0.40, 0.39), "pooled": (0.6, 0.57), "projector": (0.7, 0.6), "output": (0.7, 0.3)}
     layers = pd.DataFrame([{"run": run, "seed": s, "stage": st, "depth": d, "probe_acc": accs[i] + 0.01 * s}
                            for s in range(5) for d, (st, accs) in enumerate(drops.items())
                            for i, run in enumerate((CLEAN, MAIN))])
     claim = next(c for c in an.claims(bm.experiment_runs(cfg), "full") if c.id == "BM-6")
     from replikit.claims import evaluate
 
-    row = evaluate([claim], {"layers": layers}, cfg=cfg)[0]
+    row = evaluate([claim], {"layers": layers}, cfg=cfg)[0]  # (0% noise, 100%) per stage
     assert row["verdict"] == "replicated"
-    assert row["parts"][0]["mean"] == pytest.approx(0.4 - 0.01)
+    # the best encoder stage under noise is pooled (not conv1, the first, nor the projector)
+    assert row["parts"][0]["mean"] == pytest.approx(0.4 - 0.03)
+    assert row["parts"][1]["mean"] == pytest.approx(0.05, abs=0.002)
+    damaged = layers.copy()
+    damaged.loc[(damaged.run == MAIN) & (damaged.stage == "pooled"), "probe_acc"] -= 0.1
+    row = evaluate([claim], {"layers": damaged}, cfg=cfg)[0]  # the encoder loses a fifth: not "unaffected"
+    assert row["parts"][1]["verdict"] == "not replicated" and row["verdict"] == "not replicated"
     with pytest.raises(KeyError, match=CLEAN):  # the 0% run missing: an error, not a verdict
         evaluate([claim], {"layers": layers[layers.run != CLEAN]}, cfg=cfg)
 

@@ -104,7 +104,8 @@ def test_rows_carry_direction_magnitude_and_fidelity():
                         deviations=[])
     assert faithful[0]["fidelity"] == "faithful" and faithful[0]["deviations"] == []
     assert faithful[0]["magnitude"] == "smaller"
-    assert faithful[0]["source"] == {"quote": SRC.quote, "where": SRC.where, "abstract_only": True}
+    assert faithful[0]["source"] == {"quote": SRC.quote, "where": SRC.where, "abstract_only": True,
+                                    "background": ""}
     assert faithful[0]["kind"] == "paper"
 
 
@@ -187,3 +188,24 @@ def test_rows_are_strict_json_also_with_one_seed_or_no_statistic(tmp_path):
     one, empty = read_json(tmp_path / "c.json")["parts"]
     assert one["mean"] == 0.3 and one["ci_low"] is None and one["ci_high"] is None
     assert empty["mean"] is None and empty["verdict"] == "inconclusive"
+
+
+def test_every_part_shows_its_evidence_and_says_when_all_seeds_are_equal():
+    mixed = Part("d", {0: 0.3, 1: 0.2, 2: -0.1, 3: 0.4, 4: 0.1}, 0.0).decide(0.9, 5)
+    assert (mixed.n_seeds, mixed.n_agree, mixed.all_equal) == (5, 4, False)
+    assert mixed.evidence().startswith("4/5 seeds above 0, sign-flip p = ")
+    below = Part("d", {0: -0.3, 1: 0.2, 2: -0.1}, 0.0, direction="below").decide(0.9, 3)
+    assert below.evidence().startswith("2/3 seeds below 0")
+    same = Part("one grid step", {s: 0.477 for s in range(5)}, 0.0).decide(0.9, 5)
+    assert same.all_equal and same.ci_low == same.ci_high == same.mean
+    assert same.verdict == "replicated" and same.p_value == 1 / 32
+    assert "zero width" in same.evidence() and "sign-flip test alone" in same.evidence()
+
+
+def test_scorecard_rows_carry_the_evidence_of_each_part():
+    claim = Claim("E-1", "s", "v", "src", "stat", "rule",
+                  lambda r: [Part("gap", {s: 0.1 + s / 100 for s in range(5)}, 0.0)], source=SRC)
+    rows = evaluate([claim], {}, 0.9, 5)
+    part = rows[0]["parts"][0]
+    assert part["n_agree"] == 5 and part["n_seeds"] == 5 and part["p_value"] == 1 / 32
+    assert part["evidence"].startswith("5/5 seeds above 0, sign-flip p = 0.0312")

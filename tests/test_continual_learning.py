@@ -387,3 +387,24 @@ def test_training_config_is_run_specific(root):
     for r in runs:
         rc = cl.run_config(c, r.name)
         assert "resources" not in rc and "cl2_tolerance" not in rc and "similarity" not in rc
+
+
+def test_cl6_reads_the_interpolated_optimum_so_a_sub_grid_shift_is_measured():
+    """CL-6 (and CL-7's second part) read the interpolated optimum, as CL-5 does: optima shifted by a
+    third of a grid step, with seed noise, give that shift and an interval of non-zero width (the old
+    argmax read 0 in every seed, or one whole grid step)."""
+    cfg = _claims_config()
+    items = synthetic_items()
+    rng = np.random.default_rng(1)
+    shift = 0.16
+    for run, peak in (("seq_stream-pmnist10_mode-mup_width-64_gamma0-none", math.log10(0.5) + shift),
+                      ("seq_stream-pmnist100_mode-mup_width-64_gamma0-none", math.log10(0.5))):
+        sel = items["run"] == run
+        lg = np.log10(items.loc[sel, "gamma0"].astype(float))
+        items.loc[sel, "AA"] = 0.9 - 0.05 * (lg - peak) ** 2 + rng.normal(0, 0.002, int(sel.sum()))
+    cl6 = next(r for r in evaluate(an.claims(cl.experiment_runs(cfg), cfg), {"items": items}, cfg=cfg)
+               if r["id"] == "CL-6")
+    part = cl6["parts"][0]
+    assert part["mean"] == pytest.approx(shift, abs=0.05)
+    assert part["ci_high"] - part["ci_low"] > 0 and not part["all_equal"]
+    assert "grid end" not in part["label"]

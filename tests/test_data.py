@@ -97,3 +97,32 @@ def test_a_declared_dataset_is_prepared_like_the_built_in_ones(tmp_path, monkeyp
         data.prepare("nope", [str(SHARED)], tmp_path / "dl3", ["local"])
     with pytest.raises(ValueError, match="use lowercase letters and digits"):
         datasets.Dataset("Bad_Name", "x", (1, 1))
+
+
+def test_offline_network_sources_give_up_at_once_and_the_hub_is_not_retried(tmp_path, monkeypatch):
+    """With no route to any host, torchvision and the Hugging Face hub are skipped after one failed
+    connection each (the hub's own retries took 23.5 s here), and the rest of the job reads only the
+    hub's local cache."""
+    import socket
+
+    import datasets
+
+    tries = []
+
+    def refuse(address, timeout=None):
+        tries.append(address[0])
+        raise OSError("Name or service not known")
+
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    monkeypatch.setattr(datasets, "load_dataset", lambda *a, **k: pytest.fail("the hub was called offline"))
+    monkeypatch.setattr(data, "UNREACHABLE", set())
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")  # restored after the test: prepare sets it to 1
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "0")
+    prepared = data.prepare("cifar10", [str(SHARED)], tmp_path / "dl",
+                            ["torchvision", "huggingface", "subset"])
+    assert prepared.subset and tries == ["www.cs.toronto.edu", "huggingface.co"]
+    import os
+
+    assert os.environ["HF_HUB_OFFLINE"] == "1"
+    data.prepare("cifar10", [str(SHARED)], tmp_path / "dl2", ["torchvision", "subset"])
+    assert tries == ["www.cs.toronto.edu", "huggingface.co"]  # a host that failed once is not tried again

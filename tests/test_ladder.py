@@ -92,6 +92,7 @@ def test_run_store_copies_a_finished_job_and_ignores_an_incomplete_entry(tmp_pat
     out.write_text('{"x": 1}')
     key = run_store.key("p", "train", {"run": "r", "seed": "0"}, {"lr": 1}, "cpu")
     assert key != run_store.key("p", "train", {"run": "r", "seed": "0"}, {"lr": 2}, "cpu")
+    assert key != run_store.key("p", "train", {"run": "r", "seed": "0"}, {"lr": 1}, "cpu", code="0123abcd")
     store = tmp_path / "store"
     assert run_store.fetch(store, key, {"metrics": str(out)}) is None
     run_store.put(store, key, {"metrics": str(out)}, {"rule": "p_train"})

@@ -32,8 +32,11 @@ def test_report_renders_scorecard_figures_and_provenance(root, tmp_path):
                   "fidelity": "faithful", "deviations": [], "measurable": False, "caveat": "",
                   "note": "not measurable at this scale: no runs"}
     ours = {**unmeasured, "id": "X-3", "kind": "hypothesis", "reading": "the direction is ours"}
+    earlier = {**unmeasured, "id": "X-4", "source": {**claim["source"], "background": "reports earlier work"}}
+    second = {**claim, "id": "X-5",
+              "deviations": [*claim["deviations"], {"key": "lr", "ours": 1, "paper": 2}]}
     claims = {"paper": "paperx", "scale": "smoke", "subset": True, "data_source": "subset:x",
-              "claims": [claim, unmeasured, ours]}
+              "claims": [claim, unmeasured, ours, earlier, second]}
     write_json(tmp_path / "claims.json", claims)
     write_json(tmp_path / "bench.json", {"device": "cpu", "batch_size": 4, "steps": 2, "model": {},
                                          "bare_images_per_s": 100.0, "ratio_loop_no_aug_to_bare": 0.9})
@@ -42,8 +45,11 @@ def test_report_renders_scorecard_figures_and_provenance(root, tmp_path):
     assert forest.stat().st_size > 1000
     inputs = load_inputs([str(tmp_path / "claims.json")], [str(fig_path)], [str(tmp_path / "bench.json")],
                          [str(forest)])
-    assert inputs["counts"] == ["smoke: 2 paper claims: 0 replicated, 1 not replicated, 0 inconclusive, "
-                                "1 not measured (1 faithful, 1 proxy)",
+    assert inputs["counts"] == ["smoke: 3 paper claims: 0 replicated, 2 not replicated, 0 inconclusive, "
+                                "1 not measured (1 faithful, 2 proxy)",
+                                "smoke: 1 background claims (the sentence reports earlier work or defines "
+                                "the effect): 0 replicated, 0 not replicated, 0 inconclusive, 1 not measured "
+                                "(1 faithful)",
                                 "smoke: 1 hypotheses (ours): 0 replicated, 0 not replicated, 0 inconclusive, "
                                 "1 not measured (1 faithful)"]
     html, md = tmp_path / "report" / "index.html", tmp_path / "report" / "index.md"
@@ -51,20 +57,27 @@ def test_report_renders_scorecard_figures_and_provenance(root, tmp_path):
     page = html.read_text()
     assert "X-1" in page and "not replicated" in page and "data:image/png;base64," in page
     # the verdict counts and the forest plot come before the scorecard table
-    first = [page.index(s) for s in ("smoke: 2 paper claims", 'alt="forest plot paperx"',
+    first = [page.index(s) for s in ("smoke: 3 paper claims", 'alt="forest plot paperx"',
                                      "<h2>Claims scorecard")]
     assert first == sorted(first)
     groups = [page.index(s) for s in ("Faithful: the paper", "X-2", "Proxy: settings", "X-1</td>",
-                                      "Hypotheses: our reading", "X-3</td>")]
+                                      "Background: sentences", "X-4</td>", "Hypotheses: our reading",
+                                      "X-3</td>")]
     assert groups == sorted(groups)
     assert "Things work, we show." in page and "the direction is ours" in page
+    assert "<strong>background:</strong> reports earlier work" in page
     assert "model.width: 8 (paper: 64)" in page and "caveat:</strong> a confound" in page
     assert "paper 0.300: smaller" in page
     assert "abc123" in page and "CIFAR-10 subset" in page and "A caption." in page
     text = md.read_text()
     assert "| paperx | X-1 |" in text and "-0.100 [-0.200, -0.050]" in text
     assert "![forest plot paperx](forest/paperx.png)" in text
-    assert "| **not replicated** | smaller | proxy: model.width: 8 (paper: 64) |" in text
+    # each deviation list once per paper; a row names only its own further ones
+    assert "| **not replicated** | smaller | proxy: the paperx deviations (above) |" in text
+    assert "proxy: the paperx deviations (above), and: lr: 1 (paper: 2) |" in text
+    for page_text in (text, page):
+        assert page_text.count("model.width: 8 (paper: 64)") == 1
+        assert unescape(page_text).count('{"epochs": 3}') == 1  # the config once, linked from its figure
     assert "../paperx/figures/fig1.png" in text
     assert "bare_images_per_s" in page and "100" in page
     assert "| ratio_loop_no_aug_to_bare | `0.9` |" in text

@@ -45,7 +45,7 @@ pytestmark = [pytest.mark.slurm, pytest.mark.slow]  # minutes of snakemake
 SACCT_FIELDS = ["JobID", "JobName", "Comment", "State", "Partition", "Account", "Timelimit", "ReqMem",
                 "ReqTRES"]
 # With the plugin's default of 40 s, every job's end is noticed up to 40 s late; short test jobs
-# would measure mostly that wait. Real clusters keep the default (see README).
+# would measure mostly that wait. Real clusters keep the default (see docs/slurm-and-gpu.md).
 FAST_STATUS = ["--slurm-init-seconds-before-status-checks", "5"]
 
 

@@ -14,6 +14,7 @@ import yaml
 from replikit.claims import VERDICTS
 from replikit.config import load_config
 from replikit.papers import interface
+from replikit.scorecard_reference import REFERENCE, compare, summarize
 from tests.conftest import ROOT, SHARED
 
 
@@ -123,6 +124,19 @@ def test_smoke_scale_end_to_end(tmp_path):
                 assert (tmp_path / target).stat().st_size > 10_000, target
                 assert Path(target).stem in html, target
     assert (tmp_path / "logs/benchmarks/benign_memorization/train").is_dir()
+    # every paper's training jobs log plain progress lines (no bars, no carriage returns)
+    for paper in papers:
+        texts = [p.read_text() for stage in ("train", "sample")
+                 for p in (tmp_path / f"logs/{paper}/{stage}").rglob("*.log")]
+        assert any("[progress] " in t and "ETA" in t for t in texts), paper
+        assert not any("\r" in t for t in texts), paper
+    # the verdict-drift guard: any changed verdict, or a number moved beyond the stated tolerance
+    cards = [json.loads((tmp_path / f"results/{paper}/claims.json").read_text()) for paper in papers]
+    diff = compare(json.loads(REFERENCE.read_text()), summarize(cards))
+    assert not diff, ("the smoke scorecard differs from the committed reference "
+                      f"({REFERENCE.relative_to(ROOT)}); if the change is deliberate, update it with "
+                      "`python -m replikit.scorecard_reference write results/*/claims.json` in a commit "
+                      "that says why:\n" + "\n".join(diff))
 
     rerun = smk("-n", "--cores", "2", *args)
     assert rerun.returncode == 0 and "Nothing to be done" in rerun.stdout + rerun.stderr

@@ -66,6 +66,22 @@ class Part:
     verdict: str = "inconclusive"
     magnitude: str = "no paper number"
     no_evidence: str = ""  # why the measurement carries no evidence (e.g. both arms at a floor)
+    n_seeds: int = 0  # seeds with this statistic
+    n_agree: int = 0  # seeds strictly on the claimed side of the threshold
+    all_equal: bool = False  # every seed gives the same value: a zero-width interval, no spread to judge
+
+    def evidence(self) -> str:
+        """The row's evidence beside its interval: how many seeds agree with the claimed side, the
+        sign-flip p-value, and, where every seed is equal, that the bracket is not an interval."""
+        if not self.n_seeds:
+            return "no seeds"
+        side = "above" if self.direction == "above" else "below"
+        text = (f"{self.n_agree}/{self.n_seeds} seeds {side} {self.threshold:g}, "
+                f"sign-flip p = {self.p_value:.3g}")
+        if self.all_equal:
+            text += ("; every seed gives the same value, so the bracket has zero width and is not a "
+                     "confidence interval: the verdict rests on the sign-flip test alone")
+        return text
 
     def decide(self, level: float, min_seeds: int) -> Part:
         if self.direction not in ("above", "below"):
@@ -77,6 +93,10 @@ class Part:
         if not values:
             raise MissingResult(f"{self.label}: no seed has this statistic")
         self.mean, self.ci_low, self.ci_high = t_interval(values, level)
+        self.n_seeds = len(values)
+        self.n_agree = sum(v > self.threshold if self.direction == "above" else v < self.threshold
+                           for v in values)
+        self.all_equal = len(values) > 1 and max(values) == min(values)
         alpha = (1 - level) / 2
         claimed, other = ("greater", "less") if self.direction == "above" else ("less", "greater")
         self.p_value = sign_flip_pvalue(values, self.threshold, claimed)
@@ -138,11 +158,13 @@ class Source:
 
     `quote` must appear word for word in `where` (for abstracts: `../shared/papers/`, checked by
     tests/test_claim_sources.py). `abstract_only`: the paper's full text was not available, so the
-    claim rests on the abstract alone."""
+    claim rests on the abstract alone. `background`: why the sentence is not the paper's own finding
+    (it reports earlier work, or defines the effect the paper studies); such rows are counted apart."""
 
     quote: str
     where: str  # e.g. "Noci et al., NeurIPS 2021 (arXiv 2106.06596), abstract"
     abstract_only: bool = True
+    background: str = ""  # e.g. "the sentence reports earlier work (Dong et al., 2021)"
 
 
 @dataclass(frozen=True)
@@ -269,7 +291,7 @@ def evaluate(claims: list[Claim], results: dict, level: float = 0.90, min_seeds:
             magnitude=combine_magnitudes([p.magnitude for p in parts]) if parts else "not measured",
             fidelity=fidelity, deviations=devs, unverified=unchecked,
             measurable=not reason, n_seeds=n_seeds, ci_level=level, note="; ".join(notes),
-            parts=[_json_ready(asdict(p)) for p in parts],
+            parts=[_json_ready({**asdict(p), "evidence": p.evidence()}) for p in parts],
         )
         rows.append(row)
     return rows

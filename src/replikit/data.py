@@ -167,10 +167,45 @@ def _local(ds: Dataset, search_paths: list[str], download_dir: Path) -> Prepared
     raise SourceUnavailable(f"no {' or '.join(wanted) or 'local files declared'} in search paths")
 
 
+UNREACHABLE: set[str] = set()  # hosts that failed once in this job: no second wait on them
+CONNECT_TIMEOUT_S = 2.0
+
+
+def _reachable(url_or_host: str, timeout: float = CONNECT_TIMEOUT_S) -> bool:
+    """Whether a TCP connection to the host (port 443) opens within `timeout` seconds. A host that
+    failed once is not tried again in this job, so an offline machine moves on to the next source
+    at once instead of waiting through each library's retries."""
+    import socket
+    from urllib.parse import urlparse
+
+    host = urlparse(url_or_host).hostname or url_or_host
+    if host in UNREACHABLE:
+        return False
+    try:
+        socket.create_connection((host, 443), timeout=timeout).close()
+        return True
+    except OSError:
+        UNREACHABLE.add(host)
+        return False
+
+
+def _torchvision_hosts(ds: Dataset) -> list[str]:
+    """The hosts torchvision downloads `ds` from (its class's `url` or `mirrors`)."""
+    import torchvision
+
+    cls = getattr(torchvision.datasets, ds.torchvision, None)
+    urls = [getattr(cls, "url", None), *getattr(cls, "mirrors", [])]
+    return [u for u in urls if isinstance(u, str)]
+
+
 def _download(ds: Dataset, download_dir: Path) -> Prepared:
     """torchvision's download; archives already in `download_dir` that pass their md5 are reused
     (and the manifest says so: source `cache:<download_dir>`, not a download)."""
     cached = _verified_archives(ds, download_dir)
+    hosts = _torchvision_hosts(ds)
+    if cached is None and hosts and not any(_reachable(h) for h in hosts):
+        raise SourceUnavailable(f"no connection to {', '.join(hosts)} within {CONNECT_TIMEOUT_S:g} s "
+                                "(offline?)")
     _remove_extracted(ds, download_dir)
     try:
         t = _torchvision_load(ds, download_dir, download=True)
@@ -182,9 +217,18 @@ def _download(ds: Dataset, download_dir: Path) -> Prepared:
                     source_files=_verified_archives(ds, download_dir) or {})
 
 
+HF_ENDPOINT = "https://huggingface.co"
+
+
 def _huggingface(ds: Dataset, download_dir: Path) -> Prepared:
     if ds.huggingface is None:
         raise SourceUnavailable(f"{ds.title} declares no Hugging Face dataset")
+    import os
+
+    if os.environ.get("HF_HUB_OFFLINE") != "1" and not _reachable(HF_ENDPOINT):
+        os.environ["HF_HUB_OFFLINE"] = os.environ["HF_DATASETS_OFFLINE"] = "1"  # the rest of the job
+        raise SourceUnavailable(f"no connection to {HF_ENDPOINT} within {CONNECT_TIMEOUT_S:g} s "
+                                "(offline?); only the local Hugging Face cache is read from now on")
     try:
         import datasets
 

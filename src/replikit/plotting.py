@@ -36,6 +36,17 @@ def pyplot() -> ModuleType:
 sns: ModuleType = LazyModule("seaborn", setup=pyplot)  # type: ignore[assignment]
 
 PALETTE = "colorblind"
+def seed_interval(values) -> tuple[float, float]:
+    """The figures' error bars and bands: the scorecard's own interval (90 % Student-t over seeds,
+    replikit.stats.t_interval), so that a figure and its claim row show the same bracket. Seaborn
+    calls it as `errorbar=seed_interval`; one seed draws no bar."""
+    from .stats import t_interval
+
+    _, low, high = t_interval(list(values), 0.90)
+    return low, high
+
+
+SEED_CI = seed_interval  # errorbar=SEED_CI in every figure
 
 
 def set_style() -> None:
@@ -79,46 +90,77 @@ def _row_limits(part: dict) -> tuple[float, float]:
     xs = [v for v in (*part["per_seed"].values(), part["threshold"], part.get("paper_value"),
                       part["ci_low"], part["ci_high"]) if v is not None]
     lo, hi = min(xs), max(xs)
-    pad = 0.08 * (hi - lo) or 0.05 * max(abs(hi), 1e-3)
+    # a row whose values all coincide (e.g. every arm at 0) gets a readable width, not +-1e-5
+    pad = 0.08 * (hi - lo) if hi - lo > 1e-9 else max(0.05 * abs(hi), 0.05)
     return lo - pad, hi + pad
+
+
+def _stacked(values: list[float], base: float = 0.25, step: float = 0.12) -> list[float]:
+    """Heights for seed dots: equal values stack upwards instead of hiding one another."""
+    seen: dict[float, int] = {}
+    heights = []
+    for v in values:
+        heights.append(base + step * seen.get(v, 0))
+        seen[v] = seen.get(v, 0) + 1
+    return heights
+
+
+def _row_title(claim: dict, part: dict) -> str:
+    """A forest row's full title, wrapped, never cut: claim, fidelity, label, verdict and why a rule made
+    it inconclusive, and the evidence (seeds on the claimed side, sign-flip p)."""
+    import textwrap
+
+    tag = claim["fidelity"] + (", our hypothesis" if claim.get("kind") == "hypothesis" else "")
+    why = part.get("no_evidence", "").removeprefix(part["label"] + ": ")  # e.g. "... did not learn ..."
+    verdict = part["verdict"] + (f" ({why})" if why else "")
+    n = part.get("n_seeds") or len(part["per_seed"])
+    p = part.get("p_value")
+    evidence = f"; {part['n_agree']}/{n} seeds on the claimed side, p = {p:.2g}" \
+        if p is not None and "n_agree" in part else ""
+    return textwrap.fill(f"{claim['id']} [{tag}] {part['label']}: {verdict}{evidence}", 150)
 
 
 def forest_plot(card: dict, path: str | Path) -> None:
     """One row per measured claim part: per-seed points, mean and interval (coloured by verdict), the
-    threshold (dashed) and the paper's value (star); each row has its own x scale (the parts'
-    statistics have different units). Claims that were not measured are listed, not drawn."""
+    threshold (dashed) with the side the claim needs shaded, and the paper's value (star) where it
+    states one; each row has its own x scale (the parts' statistics have different units). Titles wrap
+    rather than being cut. Claims that were not measured are listed, not drawn."""
     rows = [(c, p) for c in card["claims"] for p in c["parts"]]
+    titles = [_row_title(c, p) for c, p in rows]
+    ratios = [1 + 0.28 * t.count("\n") for t in titles] or [1]
     set_style()
-    fig, axes = pyplot().subplots(max(len(rows), 1), 1, figsize=(9, 0.62 * max(len(rows), 1) + 0.9),
-                                  squeeze=False)
-    for ax, (claim, part) in zip(axes[:, 0], rows, strict=False):
+    fig, axes = pyplot().subplots(len(ratios), 1, figsize=(9, 0.62 * sum(ratios) + 0.9), squeeze=False,
+                                  gridspec_kw={"height_ratios": ratios})
+    stars = False
+    for ax, (_, part), title in zip(axes[:, 0], rows, titles, strict=False):
         colour = VERDICT_COLOURS[part["verdict"]]
         seeds = list(part["per_seed"].values())
-        ax.scatter(seeds, [0.35] * len(seeds), s=14, c="grey", alpha=0.8, zorder=2)
+        ax.scatter(seeds, _stacked(seeds), s=14, c="grey", alpha=0.8, zorder=2)
         if part["ci_low"] is not None:  # one seed has no interval
             ax.plot([part["ci_low"], part["ci_high"]], [0, 0], c=colour, lw=3, zorder=3)
         if part["mean"] is not None:
             ax.scatter([part["mean"]], [0], s=50, c=colour, marker="D", zorder=4)
         ax.axvline(part["threshold"], ls="--", c="black", lw=0.9)
+        lo, hi = _row_limits(part)
+        ax.set_xlim(lo, hi)
+        above = part.get("direction", "above") == "above"
+        side = (part["threshold"], hi) if above else (lo, part["threshold"])
+        ax.axvspan(*side, color="grey", alpha=0.08, lw=0, zorder=0)
         if part.get("paper_value") is not None:
+            stars = True
             ax.scatter([part["paper_value"]], [0], s=110, c="red", marker="*", zorder=5)
-        ax.set_xlim(*_row_limits(part))
-        ax.set_ylim(-0.6, 0.7)
+        ax.set_ylim(-0.6, 0.9)
         ax.set_yticks([])
         ax.tick_params(axis="x", labelsize=7, pad=1)
         ax.grid(axis="y", visible=False)
-        label = part["label"] if len(part["label"]) <= 70 else part["label"][:67] + "..."
-        tag = claim["fidelity"] + (", our hypothesis" if claim.get("kind") == "hypothesis" else "")
-        why = part.get("no_evidence", "").removeprefix(part["label"] + ": ")  # e.g. "... did not learn ..."
-        verdict = part["verdict"] + (f" ({why})" if why else "")
-        ax.set_title(f"{claim['id']} [{tag}] {label}: {verdict}", fontsize=7.5,
-                     loc="left", fontweight="normal", pad=2, color=colour)
+        ax.set_title(title, fontsize=7.5, loc="left", fontweight="normal", pad=2, color=colour)
     if not rows:
         axes[0, 0].set_axis_off()
     missing = [c["id"] for c in card["claims"] if not c["parts"]]
-    foot = ("grey dots: seeds; diamond and bar: mean and "
+    foot = ("grey dots: seeds (equal values stacked); diamond and bar: mean and "
             f"{round(100 * card['claims'][0]['ci_level']) if card['claims'] else 90}% t-interval; dashed: "
-            "threshold; red star: the paper's value")
+            "threshold, shaded on the side the claim needs"
+            + ("; red star: the paper's value" if stars else ""))
     if missing:
         foot += "\nnot measured at this scale: " + ", ".join(missing)
     fig.tight_layout(h_pad=0.6)

@@ -17,6 +17,7 @@ import jinja2
 from .claims import FIDELITIES
 from .fidelity import describe
 from .io import read_json, write_text
+from .provenance import stale
 
 
 def _fmt(x: float | None) -> str:
@@ -37,13 +38,27 @@ def load_benchmark(path: str) -> dict:
     return {"name": f"{p.parent.name}/{p.stem}", "path": str(p), "rows": rows}
 
 
+def row_kind(claim: dict) -> str:
+    """`paper` (the paper's own finding), `background` (a paper claim whose sentence reports earlier
+    work or defines the effect: Source.background) or `hypothesis` (our reading beyond the sentence)."""
+    if claim["kind"] == "paper" and (claim.get("source") or {}).get("background"):
+        return "background"
+    return claim["kind"]
+
+
+ROW_KINDS = (("paper", "paper claims"),
+             ("background", "background claims (the sentence reports earlier work or defines the effect)"),
+             ("hypothesis", "hypotheses (ours)"))
+
+
 def verdict_counts(papers: list[dict]) -> list[str]:
-    """Per scale: how many of the papers' claims got each verdict and their fidelity; then the same for
-    our hypotheses, counted apart (they are never replications of a paper)."""
+    """Per scale: how many of the papers' own claims got each verdict and their fidelity; then the same
+    for background claims and for our hypotheses, counted apart (neither is a replication of the
+    paper's own finding)."""
     lines = []
     for scale in dict.fromkeys(p["scale"] for p in papers):
-        for kind, noun in (("paper", "paper claims"), ("hypothesis", "hypotheses (ours)")):
-            claims = [c for p in papers if p["scale"] == scale for c in p["claims"] if c["kind"] == kind]
+        for kind, noun in ROW_KINDS:
+            claims = [c for p in papers if p["scale"] == scale for c in p["claims"] if row_kind(c) == kind]
             if not claims:
                 continue
             n = Counter("not measured" if not c.get("measurable", True) else c["verdict"] for c in claims)
@@ -117,9 +132,37 @@ def cost_plan(path: str) -> dict:
 
 
 def _with_deviation_text(card: dict) -> dict:
+    """The deviations every row with deviations shares, said once per paper (`card["deviation_text"]`),
+    and each row's own further ones (`c["own_deviation_text"]`), so no list is repeated row by row."""
+    rows = [c for c in card["claims"] if c["deviations"]]
+    common = [d for d in rows[0]["deviations"] if all(d in c["deviations"] for c in rows[1:])] if rows else []
+    card["deviations"] = common
+    card["deviation_text"] = describe(common)
     for c in card["claims"]:
+        c["own_deviation_text"] = describe([d for d in c["deviations"] if d not in common])
         c["deviation_text"] = describe(c["deviations"]) or "none: the paper's own settings"
     return card
+
+
+def config_groups(figures: list[dict]) -> list[dict]:
+    """One entry per distinct (paper, config) among the figures, with the figures that used it and an
+    anchor: the report shows each config once and links each figure to it."""
+    groups: dict[tuple[str, str], dict] = {}
+    for f in figures:
+        text = json.dumps(f["provenance"].get("config", {}), sort_keys=True)
+        g = groups.setdefault((f["paper"], text), {"paper": f["paper"], "config": text, "figures": [],
+                                                    "anchor": f"config-{f['paper']}-{len(groups) + 1}"})
+        g["figures"].append(f["name"])
+        f["config_anchor"] = g["anchor"]
+    return list(groups.values())
+
+
+def computed_at(prov: dict) -> str:
+    """The commits whose code computed a figure's or scorecard's runs, e.g. `abc1234567 (40 runs)`;
+    `unknown` for runs that recorded none."""
+    groups = [g for g in prov.get("runs") or [] if isinstance(g, dict)]
+    return ", ".join(f"{str(g.get('commit') or 'unknown')[:10]}{'+dirty' if g.get('dirty') else ''} "
+                     f"({g['n_runs']} run{'s' * (g['n_runs'] != 1)})" for g in groups) or "unknown"
 
 
 def load_ladder(path: str) -> dict:
@@ -137,18 +180,23 @@ def load_ladder(path: str) -> dict:
 
 def load_inputs(claims_paths: list[str], figure_paths: list[str], benchmark_paths: list[str],
                 forest_paths: list[str] | None = None, cost_plan_path: str | None = None,
-                ladder_paths: list[str] | None = None) -> dict:
+                ladder_paths: list[str] | None = None, code: dict[str, str] | None = None) -> dict:
     """Everything the templates show; `cost_plan_path`: the plan JSON of rule cost_plan, or None when
     config key report.cost_plan is false (the report then says how to get that section);
-    `ladder_paths`: the scale-ladder summaries to show in the "Ladder" section."""
+    `ladder_paths`: the scale-ladder summaries to show in the "Ladder" section; `code`: today's code
+    hash per module (papers.interface.code_hashes), against which each scorecard and figure is
+    flagged when older code computed its runs."""
     papers = [_with_deviation_text(read_json(p)) for p in claims_paths]
+    for card in papers:
+        card["stale"] = stale(card.get("provenance") or {}, code or {})
     figures = []
     for png in figure_paths:
         p = Path(png)
         prov = read_json(p.with_suffix(".provenance.json"))
         figures.append({"name": p.stem, "paper": prov["paper"], "path": str(p),
                         "data": base64.b64encode(p.read_bytes()).decode(), "caption": prov["caption"],
-                        "provenance": prov})
+                        "provenance": prov, "stale": stale(prov, code or {}),
+                        "computed_at": computed_at(prov)})
     forests = [{"paper": Path(f).stem, "file": Path(f).name,
                 "data": base64.b64encode(Path(f).read_bytes()).decode()} for f in forest_paths or []]
     labels = {"faithful": "Faithful: the paper's own settings",
@@ -156,11 +204,15 @@ def load_inputs(claims_paths: list[str], figure_paths: list[str], benchmark_path
               "proxy": "Proxy: settings that depart from the paper (listed per claim)",
               "preflight": "Preflight: the paper's settings with budgets cut (inconclusive by design)"}
     groups = [(label, [(paper, c) for paper in papers for c in paper["claims"]
-                       if c["kind"] == "paper" and c["fidelity"] == fid]) for fid, label in labels.items()]
+                       if row_kind(c) == "paper" and c["fidelity"] == fid]) for fid, label in labels.items()]
+    groups.append(("Background: sentences that report earlier work or define the effect (the paper states "
+                   "them; they are not its own findings, and are counted apart)",
+                   [(paper, c) for paper in papers for c in paper["claims"] if row_kind(c) == "background"]))
     groups.append(("Hypotheses: our reading beyond the papers' sentences (judged by the same rule, never "
                    "counted as replications of a paper)",
                    [(paper, c) for paper in papers for c in paper["claims"] if c["kind"] == "hypothesis"]))
-    return {"papers": papers, "figures": figures, "forests": forests, "counts": verdict_counts(papers),
+    return {"papers": papers, "figures": figures, "configs": config_groups(figures), "forests": forests,
+            "counts": verdict_counts(papers),
             "groups": [g for g in groups if g[1]],
             "preflight": any(p["scale"] == "preflight" for p in papers),
             "benchmarks": [load_benchmark(p) for p in benchmark_paths],
@@ -194,7 +246,7 @@ def render(template_dir: str, inputs: dict, html_out: str, md_out: str) -> None:
 
 
 def verdict_table(cards: list[dict]) -> str:
-    """A Markdown table of every claim's verdicts and numbers, as the README shows them:
+    """A Markdown table of every claim's verdicts and numbers, as docs/verdicts.md shows them:
     `python -m replikit.report results/*/claims.json`."""
     lines = ["| claim | kind | direction | magnitude | fidelity | ours: mean [CI] per part |",
              "|---|---|---|---|---|---|"]

@@ -3,9 +3,9 @@ that a job another output tree already ran is copied, not run again: the rungs o
 (`replikit.ladder`) share their common runs through it (config key `run_store`).
 
 The key is a hash of the paper, the stage, the job's wildcards, its run-defining config (the rule's
-`cfg` param, whose change reruns a job in Snakemake too) and the device kind. The code is not in the
-key, as it is not in Snakemake's rerun triggers: after a change to a paper's code, clear its store
-(or the entries `origin.json` dates) as you would `--forcerun` its rule.
+`cfg` param, whose change reruns a job in Snakemake too), the device kind and the hash of the code
+that computes the job (`provenance.code_hash` of the stage's module and what it imports): after a
+change to that code, the store never hands out a result of the old code.
 """
 
 from __future__ import annotations
@@ -21,8 +21,10 @@ from pathlib import Path
 DONE = "origin.json"  # written last: an entry without it is incomplete and ignored
 
 
-def key(paper: str, stage: str, wildcards: Mapping[str, str], cfg: dict, device_kind: str) -> str:
-    blob = json.dumps([paper, stage, dict(sorted(wildcards.items())), cfg, device_kind], sort_keys=True)
+def key(paper: str, stage: str, wildcards: Mapping[str, str], cfg: dict, device_kind: str,
+        code: str = "") -> str:
+    """The entry of one job: a hash of what defines it, its code's hash (`code`) included."""
+    blob = json.dumps([paper, stage, dict(sorted(wildcards.items())), cfg, device_kind, code], sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:32]
 
 

@@ -21,9 +21,9 @@ from typing import Any
 
 import torch
 from torch import nn
-from tqdm import tqdm
 
 from .io import torch_save
+from .progress import Progress
 
 
 class DivergenceError(RuntimeError):
@@ -125,9 +125,8 @@ def train_loop(model: nn.Module, optimizer: torch.optim.Optimizer, loss_fn: Loss
         history.append({"epoch": 0, **evaluate(0)})
 
     model.train()
-    bar = tqdm(range(start, cfg.epochs), initial=start, total=cfg.epochs, file=sys.stderr,
-               disable=not progress, mininterval=5.0, desc="epochs")
-    for epoch in bar:
+    report = Progress("epoch", cfg.epochs, start)
+    for epoch in range(start, cfg.epochs):
         # the running loss is summed on the loss's device, in float64 (bitwise the sum of the
         # per-step Python floats it replaced), and read once per epoch
         total: torch.Tensor | None = None
@@ -155,11 +154,15 @@ def train_loop(model: nn.Module, optimizer: torch.optim.Optimizer, loss_fn: Loss
         _check_pending(pending, epoch)  # before any evaluation or checkpoint of this epoch
         running = total.item() if total is not None else 0.0
         done = epoch + 1
-        bar.set_postfix(loss=f"{running / max(steps, 1):.4f}")
         due = cfg.eval_every and done % cfg.eval_every == 0
-        if evaluate is not None and (due or done == cfg.epochs):
+        evaluated = evaluate is not None and (due or done == cfg.epochs)
+        if evaluated:
             history.append({"epoch": done, "train_loss": running / max(steps, 1), **evaluate(done)})
             model.train()
+        if progress:  # one plain line per epoch, with the evaluation's numbers when there was one
+            shown = {k: v for k, v in history[-1].items() if isinstance(v, (int, float))
+                     and k not in ("epoch", "train_loss")} if evaluated else {}
+            report.update(done, loss=running / max(steps, 1), **dict(list(shown.items())[:4]))
         if ckpt is not None and cfg.checkpoint_every and done % cfg.checkpoint_every == 0 \
                 and done < cfg.epochs:
             torch_save(ckpt, {"model": model.state_dict(), "optimizer": optimizer.state_dict(),

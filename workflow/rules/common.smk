@@ -3,6 +3,7 @@ from replikit.config import load_config
 from replikit.datasets import names as dataset_names
 from replikit.fidelity import paper_settings
 from replikit.papers.interface import (
+    code_hashes,
     config_errors,
     dataset_files,
     get,
@@ -31,6 +32,9 @@ PAPER_SETTINGS = {
     p.name: paper_settings(PAPER_CONFIG, p.name, p.departures, p.unverified, p.figure_only)
     for p in PAPERS
 }
+# Today's hash of the code that computes each paper's results (module -> hash, replikit.provenance):
+# a change reruns the figures and scorecards it computes, and the report flags runs it computed before.
+CODE = code_hashes(PAPERS)
 TARGETS = [t for paper in PAPERS for t in paper.targets()]
 CLAIMS = [f"{paper.results}/claims.json" for paper in PAPERS]
 FIGURES = [t for t in TARGETS if t.endswith(".png")]

@@ -47,6 +47,7 @@ for paper in PAPERS:
             cfg=PCFG,
             scale=SCALE,
             caption=lambda w, paper=paper: paper.figure(w.figure).caption,
+            code=lambda w, paper=paper: CODE[paper.figure(w.figure).func.__module__],
         wildcard_constraints:
             figure="|".join(f.name for f in paper.figures),
         log:
@@ -75,6 +76,7 @@ for paper in PAPERS:
             stats=config["stats"],
             settings=PAPER_SETTINGS[P],
             scale=SCALE,
+            code=CODE[paper.claims.__module__],
         log:
             f"logs/{P}/claims.log",
         benchmark:

@@ -51,6 +51,8 @@ rule report:
         html="results/report/index.html",
         markdown="results/report/index.md",
         forests=[f"results/report/forest/{paper.name}.png" for paper in PAPERS],
+    params:
+        code=CODE,
     log:
         "logs/report.log",
     benchmark:

@@ -15,5 +15,5 @@ with job(sm):
     plan = sm.input.cost_plan  # [] when config key report.cost_plan is false
     plan = plan if isinstance(plan, str) else next(iter(plan), None)
     inputs = load_inputs(list(sm.input.claims), list(sm.input.figures), list(sm.input.benchmarks),
-                         list(sm.output.forests), plan, list(sm.input.ladders))
+                         list(sm.output.forests), plan, list(sm.input.ladders), dict(sm.params.code))
     render(str(Path(sm.input.templates[0]).parent), inputs, sm.output.html, sm.output.markdown)

@@ -13,7 +13,7 @@ from ..aggregate import cross_fit_choice, run_rows
 from ..aggregate import seed_diff as diff
 from ..claims import Claim, Part, Source, cross_fitted
 from ..fidelity import Departure
-from ..plotting import sns
+from ..plotting import SEED_CI, sns
 from . import cold_posterior as cp
 from .cold_posterior import RunSpec
 from .interface import Figure, Paper
@@ -28,10 +28,14 @@ BACHMANN_ABSTRACT = "Bachmann et al., ICML 2022 (arXiv 2205.13900), abstract"
 CPE_DEFINED = Source(
     'The "cold posterior effect" (CPE) in Bayesian deep learning describes the uncomforting observation '
     "that the predictive performance of Bayesian neural networks can be significantly improved if the Bayes "
-    "posterior is artificially sharpened using a temperature parameter T<1.", NOCI_ABSTRACT)
+    "posterior is artificially sharpened using a temperature parameter T<1.", NOCI_ABSTRACT,
+    background="the sentence defines the effect the paper studies (first reported by Wenzel et al., 2020); "
+    "it is not a finding of this paper")
 AUGMENTATION_DRIVES = Source(
     "While data augmentation has been empirically recognized as one of the main drivers of this effect, a "
-    "theoretical account of its role, on the other hand, is largely missing.", BACHMANN_ABSTRACT)
+    "theoretical account of its role, on the other hand, is largely missing.", BACHMANN_ABSTRACT,
+    background="the sentence reports what earlier work recognized empirically; it is not a finding of "
+    "this paper")
 CURATION = Source(
     "1. The dataset curation hypothesis of Aitchison (2020): we show empirically that the CPE does not arise "
     "in a real curated data set but can be produced in a controlled experiment with varying curation "
@@ -138,7 +142,7 @@ def figure_temperature_sweep(df: pd.DataFrame, specs: list[RunSpec], out: Path, 
     palette = plotting.colour_map(names.values())
     for ax, metric in zip(axes[0], ("accuracy", "nll"), strict=True):
         sns.lineplot(d[d["T"] > 0], x="T", y=metric, hue="condition", hue_order=list(palette),
-                     palette=palette, marker="o", errorbar=("ci", 95), ax=ax)
+                     palette=palette, marker="o", errorbar=SEED_CI, ax=ax)
         for cond, sgd in d[d["T"] == 0].groupby("condition")[f"last_{metric}"].mean().items():
             ax.axhline(sgd, ls="--", c=palette[cond], label=f"SGD (MAP), {cond}")
         _log_t_axis(ax)
@@ -153,12 +157,12 @@ def figure_curation(df: pd.DataFrame, specs: list[RunSpec], out: Path, scale: st
     names = {s.name: s.curation for s in specs}
     d = df[df["run"].isin(names) & (df["T"] > 0)].assign(annotators=lambda x: x["run"].map(names))
     fig, axes = plotting.new_figure(2)
-    sns.lineplot(d, x="T", y="nll", hue="annotators", marker="o", errorbar=("ci", 95), ax=axes[0, 0],
+    sns.lineplot(d, x="T", y="nll", hue="annotators", marker="o", errorbar=SEED_CI, ax=axes[0, 0],
                  palette=plotting.PALETTE)
     _log_t_axis(axes[0, 0])
     axes[0, 0].set(ylabel="test NLL", title="NLL against T")
     table = _cpe_table(df, specs, lambda s: s.curation)
-    sns.pointplot(table, x="x", y="cpe", errorbar=("ci", 95), ax=axes[0, 1])
+    sns.pointplot(table, x="x", y="cpe", errorbar=SEED_CI, ax=axes[0, 1])
     axes[0, 1].axhline(0, c="grey", lw=0.8)
     axes[0, 1].set(xlabel="curation strength (annotators who must agree)", ylabel="CPE: NLL(T=1) - best NLL",
                    title="size of the cold posterior effect")
@@ -171,14 +175,14 @@ def figure_prior(df: pd.DataFrame, specs: list[RunSpec], out: Path, scale: str, 
     main = [s for s in specs if s.temper != "posterior"]
     fig, axes = plotting.new_figure(2)
     table = _cpe_table(df, scales, lambda s: s.prior)
-    sns.pointplot(table, x="x", y="cpe", errorbar=("ci", 95), ax=axes[0, 0])
+    sns.pointplot(table, x="x", y="cpe", errorbar=SEED_CI, ax=axes[0, 0])
     axes[0, 0].axhline(0, c="grey", lw=0.8)
     axes[0, 0].set(xlabel="prior std (Gaussian on all weights)", ylabel="CPE: NLL(T=1) - best NLL",
                    title="CPE against the prior scale")
     ref = [s for s in scales if main and s.prior == main[0].prior]
     names = {s.name: f"temper {s.temper}" for s in ref + main}
     d = df[df["run"].isin(names) & (df["T"] > 0)].assign(tempering=lambda x: x["run"].map(names))
-    sns.lineplot(d, x="T", y="nll", hue="tempering", marker="o", errorbar=("ci", 95), ax=axes[0, 1])
+    sns.lineplot(d, x="T", y="nll", hue="tempering", marker="o", errorbar=SEED_CI, ax=axes[0, 1])
     _log_t_axis(axes[0, 1])
     axes[0, 1].set(ylabel="test NLL", title="what T tempers")
     plotting.save(fig, out, "Cold posterior: the role of the prior", scale, subset)
@@ -193,7 +197,7 @@ def figure_invariance(df: pd.DataFrame, specs: list[RunSpec], out: Path, scale: 
     table = pd.DataFrame(rows)
     fig, axes = plotting.new_figure(2)
     ax = axes[0, 0]
-    sns.lineplot(table, x="K", y="log10_T_opt", hue="model", marker="o", errorbar=("ci", 95), ax=ax)
+    sns.lineplot(table, x="K", y="log10_T_opt", hue="model", marker="o", errorbar=SEED_CI, ax=ax)
     ks = np.array(sorted(table["K"].unique()), dtype=float)
     ax.plot(ks, -np.log10(ks), ls="--", c="grey", label="1/K")
     ax.set_xscale("log", base=2)
@@ -328,7 +332,10 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
               "gain.", "prior-only tempering changes the NLL (" + QUAL + ")", NOCI + " Sec. 6",
               "per seed, prior-only tempering: held-out-half NLL at T=1 minus at the T < 1 with the lowest "
               "validation-half NLL averaged over the other seeds", "CI > 0", cpe4, source=PRIOR,
-              uses=("prior",), not_measurable=_tempering_runs("prior")),
+              uses=("prior",), not_measurable=_tempering_runs("prior"),
+              reading="tempering the prior alone, and asking whether that alone gives a cold-temperature "
+              "gain, is our operationalization: the abstract says only that an experiment on the relative "
+              "importance of the prior and the likelihood links the CPE to the prior"),
         Claim("CPE-5", "The optimal T of the non-invariant model falls as the number of augmentations K "
               "grows.", "T_opt ~ 1/K for the plain model (" + QUAL + ")", BACHMANN + " Sec. 4-5",
               "per-seed log10 of the T with the lowest validation-half NLL on the temperature grid, smallest "
@@ -365,19 +372,19 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
 FIGURES = (
     Figure("temperature_sweep", "Test accuracy (left) and NLL (right) of the SG-MCMC posterior ensemble "
            "against the temperature T (posterior tempering), with and without augmentation; dashed: SGD "
-           "(MAP, the T=0 chain's last iterate). Bands: 95% bootstrap CI over seeds.",
+           "(MAP, the T=0 chain's last iterate). Bands: 90% t-interval over seeds.",
            figure_temperature_sweep, "results"),
     Figure("curation", "Synthetic curation without augmentation: training labels kept only where S simulated "
            "annotators agree. Left: test NLL against T per S; right: the CPE size (held-out-half NLL at T=1 "
-           "minus at the T chosen on the other seeds' validation halves) against S. Bands/bars: 95% CI over "
-           "seeds.", figure_curation, "results"),
+           "minus at the T chosen on the other seeds' validation halves) against S. Bands/bars: 90% "
+           "t-interval over seeds.", figure_curation, "results"),
     Figure("prior", "Left: CPE size (held-out-half NLL at T=1 minus at the T chosen on the other seeds) "
            "against the std of the Gaussian prior (augmented data). Right: test NLL against T when T tempers "
-           "the whole posterior, the likelihood only, or the prior only (main prior std). Bands/bars: 95% CI "
-           "over seeds.", figure_prior, "results"),
+           "the whole posterior, the likelihood only, or the prior only (main prior std). Bands/bars: 90% "
+           "t-interval over seeds, as the scorecard.", figure_prior, "results"),
     Figure("invariance", "K fixed D4 views per image (view 0 = the image): left, log10 of the NLL-optimal T "
            "against K for the plain CNN and the D4-invariant one, with 1/K dashed; right, the seed-mean NLL "
-           "curves. Bands: 95% CI over seeds (the temperature grid is discrete).", figure_invariance,
+           "curves. Bands: 90% t-interval over seeds (the temperature grid is discrete).", figure_invariance,
            "results"),
 )
 

@@ -35,6 +35,7 @@ from ..data import load_prepared, require_count
 from ..datasets import sizes as full_sizes
 from ..io import read_json, tensor_digest, write_json
 from ..models.scaled import Scaling, build_scaled
+from ..progress import Progress
 from ..seeding import derive_seed, seed_everything
 from ..tasks.streams import TaskStream, joint_data, permuted_mnist, split_cifar10
 from ..training import LoopConfig, load_checkpoint, make_optimizer, train_loop
@@ -273,9 +274,12 @@ def run_sweep(spec: RunSpec, cfg: dict, data: dict, seed: int, device: torch.dev
     if state is not None and state.get("fingerprint") == fingerprint:
         done = state["items"]
         print(f"resumed {spec.name} seed {seed} after {len(done)} networks")
-    for scaling in spec.items(cfg)[len(done):]:
+    items = spec.items(cfg)
+    report = Progress("network", len(items), len(done))
+    for scaling in items[len(done):]:
         done.append(train_item(spec, scaling, stream, cfg, seed, device))
-        print(f"{spec.name} seed {seed}: {scaling} done", flush=True)
+        report.update(len(done), mode=scaling.mode, width=scaling.width, gamma0=scaling.gamma0,
+                      AA=done[-1]["AA"])
         if ckpt is not None:
             write_json(ckpt, {"fingerprint": fingerprint, "items": done})
     return done

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import numpy as np
@@ -10,6 +9,7 @@ import pandas as pd
 
 from .. import plotting
 from ..aggregate import (
+    best_on_grid,
     by_seed,
     cross_fit_choice,
     endpoint_change,
@@ -19,7 +19,7 @@ from ..aggregate import (
     seed_diff,
 )
 from ..claims import Claim, Part, Source
-from ..plotting import sns
+from ..plotting import SEED_CI, sns
 from . import continual_learning as cl
 from .continual_learning import RunSpec
 from .interface import Figure, Paper
@@ -63,8 +63,24 @@ def optimal_gamma(df: pd.DataFrame, run: str, column: str = "AA") -> dict[int, f
     return {s: max(v, key=lambda g: (v[g], -g)) for s, v in by_seed(df, run, "gamma0", column).items()}
 
 
-def log_diff(a: dict[int, float], b: dict[int, float]) -> dict[int, float]:
-    return {s: math.log10(a[s]) - math.log10(b[s]) for s in sorted(set(a) & set(b))}
+def located_optimum(df: pd.DataFrame, run: str, column: str = "AA") -> tuple[dict[int, float], list[int]]:
+    """Per seed: log10 of the interpolated optimal gamma0 (aggregate.interpolated_optimum: the vertex of
+    a parabola through the best grid point and its neighbours, so a shift smaller than a grid step
+    still moves it), and the seeds whose best gamma0 sits at an end of the grid: for those the grid
+    end stands in, a bound on the optimum rather than its place."""
+    out, edge = {}, []
+    for s, v in by_seed(df, run, "gamma0", column).items():
+        x = interpolated_optimum(v)
+        if x is None:
+            x, edge = best_on_grid(v), edge + [s]
+        out[s] = x
+    return out, edge
+
+
+def _edge_note(edges: dict[str, list[int]]) -> str:
+    """Which runs' optima sat at a grid end, in how many seeds (empty when none did)."""
+    return "; ".join(f"{run}: optimum at a grid end in {len(seeds)} seed(s), a bound there"
+                     for run, seeds in edges.items() if seeds)
 
 
 def interior_advantage(df: pd.DataFrame, run: str, column: str = "AA") -> dict[int, float]:
@@ -133,7 +149,7 @@ def figure_forgetting_vs_width(df: pd.DataFrame, specs: list[RunSpec], out: Path
     for ax, col, lab in zip(axes[0], ("CFr", "CF_loss", "LA"),
                             ("relative forgetting CFr (accuracy)", "forgetting on the loss CF_loss",
                              "learning accuracy LA"), strict=True):
-        sns.lineplot(d, x="width", y=col, hue="parameterization", errorbar=("ci", 95), marker="o", ax=ax,
+        sns.lineplot(d, x="width", y=col, hue="parameterization", errorbar=SEED_CI, marker="o", ax=ax,
                      legend=col == "CFr")
         ax.set(xscale="log", xlabel="width N", ylabel=lab)
         ax.set_xticks(sorted(d["width"].unique()), [str(w) for w in sorted(d["width"].unique())])
@@ -149,7 +165,7 @@ def figure_forgetting_vs_gamma(df: pd.DataFrame, specs: list[RunSpec], out: Path
     for ax, col, lab in zip(axes[0], ("CF", "LA", "AA", "CF_loss"),
                             ("forgetting CF (accuracy)", "learning accuracy LA", "average accuracy AA",
                              "forgetting on the loss CF_loss"), strict=True):
-        sns.lineplot(d, x="gamma0", y=col, hue="width N", errorbar=("ci", 95), marker="o", ax=ax,
+        sns.lineplot(d, x="gamma0", y=col, hue="width N", errorbar=SEED_CI, marker="o", ax=ax,
                      legend=col == "CF")
         ax.set(xscale="log", xlabel="gamma0 (muP)", ylabel=lab)
     plotting.save(fig, out, f"Lazy-rich transition: {stream_label(specs[0].stream)}", scale, subset)
@@ -164,9 +180,9 @@ def figure_similarity(df: pd.DataFrame, specs: list[RunSpec], out: Path, scale: 
                           "optimal gamma0": g}
                          for s in specs for seed, g in optimal_gamma(df, s.name).items()])
     fig, axes = plotting.new_figure(2, width=4.8)
-    sns.lineplot(d, x="gamma0", y="AA", hue="task similarity", errorbar=("ci", 95), marker="o", ax=axes[0, 0])
+    sns.lineplot(d, x="gamma0", y="AA", hue="task similarity", errorbar=SEED_CI, marker="o", ax=axes[0, 0])
     axes[0, 0].set(xscale="log", xlabel="gamma0 (muP)", ylabel="average accuracy AA")
-    sns.pointplot(best, x="similarity", y="optimal gamma0", errorbar=("ci", 95), ax=axes[0, 1],
+    sns.pointplot(best, x="similarity", y="optimal gamma0", errorbar=SEED_CI, ax=axes[0, 1],
                   native_scale=True, log_scale=(False, True))
     sns.stripplot(best, x="similarity", y="optimal gamma0", ax=axes[0, 1], native_scale=True, color="grey",
                   alpha=0.5, jitter=0.01)
@@ -183,7 +199,7 @@ def figure_joint_vs_sequential(df: pd.DataFrame, specs: list[RunSpec], out: Path
     d["training"] = d["regime"].map({"seq": "sequential (error after the last task)",
                                      "joint": "joint (all tasks at once)"})
     fig, axes = plotting.new_figure(1, width=5.5)
-    sns.lineplot(d, x="gamma0", y="error", hue="training", errorbar=("ci", 95), marker="o", ax=axes[0, 0])
+    sns.lineplot(d, x="gamma0", y="error", hue="training", errorbar=SEED_CI, marker="o", ax=axes[0, 0])
     axes[0, 0].set(xscale="log", xlabel="gamma0 (muP)", ylabel="test error (mean over tasks)")
     plotting.save(fig, out, f"Joint vs sequential training: {stream_label(specs[0].stream)}, "
                   f"N={specs[0].width}", scale, subset)
@@ -235,10 +251,6 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
         return [_guarded(f"N={big.width}: CF at the largest learned gamma0 minus CF at the smallest", change,
                          note)]
 
-    def learned_optima(r: dict, names: list[str]) -> tuple[dict[str, dict[int, float]], pd.DataFrame, str]:
-        df, note = learned(r, names)
-        return {n: optimal_gamma(df, n) for n in names if (df["run"] == n).any()}, df, note
-
     def cl4(r: dict) -> list[Part]:
         df, note = learned(r, [seq.name])
         adv = interior_advantage(df, seq.name) if (df["run"] == seq.name).any() else {}
@@ -246,21 +258,31 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
                         "chosen on the other seeds", adv, note)
         return [part]
 
+    def located_optima(r: dict, names: list[str]) -> tuple[dict[str, dict[int, float]], pd.DataFrame, str,
+                                                            str]:
+        """Interpolated log10 optima (located_optimum) over the gamma0 values every seed learned, the
+        data they come from, its note on unlearned values and the note on optima at a grid end."""
+        df, note = learned(r, names)
+        found = {n: located_optimum(df, n) for n in names if (df["run"] == n).any()}
+        return ({n: o for n, (o, _) in found.items()}, df, note,
+                _edge_note({n: e for n, (_, e) in found.items()}))
+
     def cl6(r: dict) -> list[Part]:
         names = [sims[0].name, sims[-1].name]
-        opt, _, note = learned_optima(r, names)
-        return [_guarded(f"log10 optimal gamma0: similarity {1 - sims[0].permuted_fraction:.2f} minus "
-                         f"similarity {1 - sims[-1].permuted_fraction:.2f}",
-                         log_diff(opt[names[0]], opt[names[1]]) if len(opt) == 2 else {}, note)]
+        opt, _, note, edges = located_optima(r, names)
+        return [_guarded(f"interpolated log10 optimal gamma0: similarity {1 - sims[0].permuted_fraction:.2f} "
+                         f"minus similarity {1 - sims[-1].permuted_fraction:.2f}",
+                         seed_diff(opt[names[0]], opt[names[1]]) if len(opt) == 2 else {},
+                         "; ".join(x for x in (note, edges) if x))]
 
     def cl7(r: dict) -> list[Part]:
-        opt, df, note = learned_optima(r, [seq.name, joint.name])
+        opt, df, note, edges = located_optima(r, [seq.name, joint.name])
         present = (df["run"] == joint.name).any()
         return [_guarded("joint: test error at the smallest learned gamma0 minus at the largest",
                          {s: -v for s, v in endpoint_change(df, joint.name, "gamma0", "error").items()}
                          if present else {}, note),
-                _guarded("log10 optimal gamma0: joint minus sequential",
-                         log_diff(opt[joint.name], opt[seq.name]) if len(opt) == 2 else {}, "")]
+                _guarded("interpolated log10 optimal gamma0: joint minus sequential",
+                         seed_diff(opt[joint.name], opt[seq.name]) if len(opt) == 2 else {}, edges)]
 
     def cl5(r: dict) -> list[Part]:
         lo, hi = gamma_runs[0], gamma_runs[-1]
@@ -318,14 +340,17 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
               source=CRITICAL, uses=("gamma_sweep", "cl5_tolerance")),
         Claim("CL-6", "The optimal gamma0 moves up as tasks become more similar.",
               "optimum grows with similarity (" + QUAL + ")", SOURCE + ", Sec. 5 / Fig. 3",
-              "per-seed shift of log10 argmax-AA gamma0 from the least to the most similar tasks" + where,
+              "per-seed shift of the interpolated log10 optimal gamma0 (as CL-5) from the least to the most "
+              "similar tasks; a grid end stands in where the best gamma0 sits there (said in the part)"
+              + where,
               "CI > 0, over the gamma0 values every seed learned", cl6, source=SIMILAR,
               uses=("gamma_sweep", "similarity", "main_width")),
         Claim("CL-7", "For joint training (no non-stationarity) more feature learning is better, and its "
               "optimal gamma0 lies above the sequential one.", "joint prefers rich (" + QUAL + ")",
               SOURCE + ", Sec. 5 / Fig. 4",
-              "per seed: joint test error drop from the smallest to the largest gamma0; log10 gamma0* joint "
-              "minus sequential" + where, "both CIs > 0, over the gamma0 values every seed learned", cl7,
+              "per seed: joint test error drop from the smallest to the largest gamma0; interpolated log10 "
+              "gamma0* (as CL-5) joint minus sequential" + where,
+              "both CIs > 0, over the gamma0 values every seed learned", cl7,
               source=SIMILAR, kind="hypothesis",
               reading="joint training as the limit of the most similar tasks: the abstract speaks of task "
               "similarity, not of joint training", uses=("gamma_sweep", "main_width")),
@@ -338,16 +363,17 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
 FIGURES = (
     Figure("forgetting_vs_width", "Relative forgetting CFr (accuracy), forgetting measured on the test loss, "
            "and learning accuracy LA against the width N, for NTP and for muP at a fixed gamma0 (equal at "
-           "N = N0). Bands: 95% bootstrap CI over seeds.", figure_forgetting_vs_width, "items"),
+           "N = N0). Bands: 90% t-interval over seeds.", figure_forgetting_vs_width, "items"),
     Figure("forgetting_vs_gamma", "Forgetting CF, learning accuracy LA, average accuracy AA (after the last "
            "task) and forgetting on the loss against gamma0 under muP, one line per width: the lazy-rich "
-           "transition. Bands: 95% bootstrap CI over seeds.", figure_forgetting_vs_gamma, "items"),
+           "transition. Bands: 90% t-interval over seeds.", figure_forgetting_vs_gamma, "items"),
     Figure("similarity", "Permuted MNIST where each task permutes only a fraction p of the pixels (innermost "
            "first); similarity = 1 - p. Left: AA against gamma0 per similarity; right: the gamma0 with the "
-           "best AA per seed (grey dots) and its mean with a 95% bootstrap CI.", figure_similarity, "items"),
+           "best AA per seed (grey dots) and its mean with a 90% t-interval over seeds.", figure_similarity,
+           "items"),
     Figure("joint_vs_sequential", "Test error (1 - mean accuracy over the tasks) against gamma0 for joint "
            "training on all tasks at once (same number of SGD steps) and for sequential training (after the "
-           "last task). Bands: 95% bootstrap CI over seeds.", figure_joint_vs_sequential, "items"),
+           "last task). Bands: 90% t-interval over seeds.", figure_joint_vs_sequential, "items"),
 )
 
 SPEC = Paper(

@@ -34,6 +34,7 @@ import torch.nn.functional as F
 from ..claims import Claim, Part, Source
 from ..config import size_errors
 from ..fidelity import Departure
+from ..progress import Progress
 from ..seeding import derive_seed, seed_everything
 from .interface import Figure, Job, Paper, Run, Runs, Stage, dataset_files
 
@@ -203,7 +204,12 @@ def run_sweep(spec: Sweep | str, cfg: dict, data: dict, seed: int,
     if cfg["model"] == "mlp":
         d = {k: v.flatten(1) if k.startswith("x") else v for k, v in d.items()}
     order = batch_order(len(d["x"]), cfg["batch_size"], cfg["steps"], seed).to(device)
-    items = [train_one(spec, cfg, d, order, float(eta0), seed, device) for eta0 in sorted(cfg["lrs"])]
+    lrs = sorted(cfg["lrs"])
+    report, items = Progress("learning rate", len(lrs)), []
+    for k, eta0 in enumerate(lrs, 1):  # one line per network of the sweep
+        items.append(train_one(spec, cfg, d, order, float(eta0), seed, device))
+        report.update(k, eta0=float(eta0), train_loss=items[-1]["train_loss"],
+                      test_accuracy=items[-1].get("test_accuracy"), diverged=items[-1]["diverged"] or None)
     return {"branch": spec.branch, "depth": spec.depth, "width": spec.width, "items": items,
             "elapsed_s": round(time.time() - start, 2)}
 
@@ -356,14 +362,14 @@ def _log2_axis(ax, values, label: str) -> None:
 def _loss_panels(df: pd.DataFrame, specs: list[Sweep], out: Path, scale: str, subset: bool, hue: str,
                  title: str) -> pd.DataFrame:
     from .. import plotting
-    from ..plotting import sns
+    from ..plotting import SEED_CI, sns
 
     d = df[df["run"].isin([s.name for s in specs])].copy()
     fig, axes = plotting.new_figure(len(BRANCHES), width=4.8)
     top = d["train_loss"].max()
     for ax, (branch, label) in zip(axes[0], BRANCHES.items(), strict=True):
         sel = d[d["branch"] == branch]
-        sns.lineplot(sel, x="lr", y="train_loss", hue=hue, errorbar=("ci", 95), marker="o", ax=ax,
+        sns.lineplot(sel, x="lr", y="train_loss", hue=hue, errorbar=SEED_CI, marker="o", ax=ax,
                      palette="viridis", legend="full")
         ax.axhline(CHANCE_LOSS, ls=":", c="grey", lw=0.8)
         ax.set(title=label, ylabel="final training loss (capped at ln 10)", ylim=(None, top + 0.05))
@@ -436,9 +442,9 @@ FIGURES = (
     Figure("loss_vs_lr_depth", "Final training loss against the base learning rate eta0 (SGD), one curve per "
            "depth, at the base width: muP with residual branches scaled by 1/sqrt(L) (left, the paper's "
            "parameterization) and plain muP residuals (right). Diverged runs count as the chance loss ln 10 "
-           "(dotted). Bands: 95% bootstrap CI over seeds.", figure_loss_vs_lr_depth, "sweeps"),
+           "(dotted). Bands: 90% t-interval over seeds.", figure_loss_vs_lr_depth, "sweeps"),
     Figure("loss_vs_lr_width", "The same across widths at a fixed depth: muP transfers the learning rate "
-           "across width with or without the depth scaling. Bands: 95% bootstrap CI over seeds.",
+           "across width with or without the depth scaling. Bands: 90% t-interval over seeds.",
            figure_loss_vs_lr_width, "sweeps"),
     Figure("optimum_vs_depth", "log10 of the loss-optimal eta0 per seed (dots; the vertex of a parabola "
            "through the best grid point and its two neighbours, dotted lines: the grid) and its mean with a "
@@ -454,7 +460,9 @@ WHERE = "Bordelon, Noci, Li, Hanin, Pehlevan, ICLR 2024 (arXiv 2309.16620), abst
 QUAL = "qualitative; the paper's figures were not available offline"
 MUP_WIDTH = Source("One such proposal uses $\u03bc$P parameterized networks, where the optimal "
                    "hyperparameters for small width networks transfer to networks with arbitrarily large "
-                   "width.", WHERE)
+                   "width.", WHERE,
+                   background="the sentence reports earlier work (muP's width transfer, Yang et al.) that "
+                   "the paper builds on; it is not a finding of this paper")
 NO_DEPTH = Source("However, in this scheme, hyperparameters do not transfer across depths.", WHERE)
 TRANSFER = Source(
     "We provide experiments demonstrating that residual architectures including convolutional ResNets and "

@@ -39,7 +39,7 @@ import string
 import sys
 import types
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -187,21 +187,29 @@ class Job:
     cfg: dict  # the run-defining config (Stage.config)
     scratch: str | None  # checkpoint or work path of this job (Stage.scratch), removed when done
     device: Any  # torch.device
+    module: str = ""  # the module of the stage's `run`: its code, and what it imports, computed the outputs
+    rule: str = ""  # the Snakemake rule, named in the report's hint to rerun a result of older code
 
     @classmethod
-    def from_snakemake(cls, sm: Any, device: Any) -> Job:
+    def from_snakemake(cls, sm: Any, device: Any, module: str = "") -> Job:
         return cls(dict(sm.wildcards.items()), dict(sm.input.items()), dict(sm.output.items()),
-                   sm.params.cfg, sm.params.get("scratch"), device)
+                   sm.params.cfg, sm.params.get("scratch"), device, module, sm.rule)
 
     def write(self, kind: str, record: dict) -> None:
         """Write output `kind` (a per-run JSON file) with the metadata every such file carries, from
         the job itself: run and seed (its wildcards, where it has them), the run-defining config and
-        the device that ran it (figures and scorecards cite it)."""
+        the device that ran it (figures and scorecards cite it), and the code that computed it: when,
+        at which commit, whether the tree was dirty, and the hash of the run module's code
+        (`provenance.computed_by`: the report flags a result whose code has changed since)."""
         from ..device import describe
         from ..io import write_json
+        from ..provenance import computed_by
 
         meta = {k: (int(v) if k == "seed" else v) for k, v in self.wildcards.items() if k in ("run", "seed")}
-        write_json(self.output[kind], {**meta, **record, "config": self.cfg, "device": describe(self.device)})
+        code = {"computed_by": {**computed_by(self.module), "module": self.module, "rule": self.rule}} \
+            if self.module else {}
+        write_json(self.output[kind], {**meta, **record, "config": self.cfg, "device": describe(self.device),
+                                       **code})
 
 
 @dataclass(frozen=True)
@@ -404,14 +412,16 @@ def run_stage(sm: Any, device: Any) -> None:
     """A stage job (workflow/scripts/paper_stage.py): run it, then drop its checkpoint or work dir.
     Imports only the paper's run module (no analysis, pandas or plotting)."""
     stage = stage_of_job(sm.log[0])
-    job = Job.from_snakemake(sm, device)
+    job = Job.from_snakemake(sm, device, stage.run.__module__)
     # config key run_store: copy what another output tree ran with the same definition (never a
     # throughput record: a benchmark measures the machine and moment it ran on)
     store = None if stage.benchmark else (sm.config or {}).get("run_store")
     if store:
         from .. import run_store
+        from ..provenance import code_hash
 
-        entry = run_store.key(paper_of_job(sm.log[0]), stage.name, job.wildcards, job.cfg, device.type)
+        entry = run_store.key(paper_of_job(sm.log[0]), stage.name, job.wildcards, job.cfg, device.type,
+                              code_hash(stage.run.__module__))
         origin = run_store.fetch(store, entry, job.output)
         if origin is not None:
             print(f"run store: outputs copied from {store}/{entry} (ran in {origin['outdir']}, "
@@ -428,7 +438,7 @@ def run_stage(sm: Any, device: Any) -> None:
 def draw_figure(sm: Any) -> None:
     """A figure job (workflow/scripts/paper_figure.py): the figure, its table and its provenance."""
     from ..io import read_json
-    from ..provenance import write_figure_record
+    from ..provenance import code_hash, runs_computed_by, write_figure_record
 
     paper = get(sm.params.paper)
     fig, cfg, runs = paper.figure(sm.wildcards.figure), sm.params.cfg, list(sm.input.runs)
@@ -436,16 +446,17 @@ def draw_figure(sm: Any) -> None:
     table = fig.draw(paper.load_results({fig.reads: runs}), paper.experiments(cfg)[fig.name],
                      Path(sm.output.figure), sm.params.scale, subset)
     table.to_csv(sm.output.table, index=False)
+    records = [read_json(p) for p in runs]
     write_figure_record(sm.output.provenance, sm.rule, _source(fig.func), cfg,
-                        [read_json(p)["device"] for p in runs], fig.caption, sm.params.scale, subset, runs,
-                        paper.name)
+                        [r["device"] for r in records], fig.caption, sm.params.scale, subset, runs,
+                        paper.name, runs_computed_by(records), code_hash(fig.func.__module__))
 
 
 def score_claims(sm: Any) -> None:
     """A claims job (workflow/scripts/paper_claims.py): judge every claim, write the scorecard."""
     from ..claims import judge, write_scorecard
     from ..io import read_json
-    from ..provenance import record
+    from ..provenance import code_hash, record, runs_computed_by
 
     paper = get(sm.params.paper)
     cfg, seeds = sm.params.cfg, list(sm.params.seeds)
@@ -454,9 +465,25 @@ def score_claims(sm: Any) -> None:
     rows = judge(paper.claims(paper.experiments(cfg), cfg), paper.load_results(files), cfg,
                  sm.params.stats, sm.params.settings, seeds, bool(manifest and manifest.get("subset", False)),
                  sm.params.scale)
-    devices = [read_json(p)["device"] for p in files["metrics"]]
-    write_scorecard(sm.output[0], paper.name, paper.title, sm.params.scale, manifest, seeds, rows,
-                    record(sm.rule, _source(paper.claims), cfg, devices))
+    records = [read_json(p) for p in files["metrics"]]
+    prov = record(sm.rule, _source(paper.claims), cfg, [r["device"] for r in records])
+    prov.update(runs=runs_computed_by(records), analysis_code=code_hash(paper.claims.__module__))
+    write_scorecard(sm.output[0], paper.name, paper.title, sm.params.scale, manifest, seeds, rows, prov)
+
+
+def code_modules(paper: Paper) -> list[str]:
+    """The modules whose code computes a paper's results: its stages' run modules, its claims' and
+    its figures' (each with the replikit modules it imports: provenance.code_hash)."""
+    return sorted({s.run.__module__ for s in paper.stages} | {paper.claims.__module__}
+                  | {f.func.__module__ for f in paper.figures})
+
+
+def code_hashes(papers: Iterable[Paper]) -> dict[str, str]:
+    """Today's code hash of every module that computes the papers' results (module -> hash): the
+    report flags a result whose record names another hash, and a change reruns figures and claims."""
+    from ..provenance import code_hash
+
+    return {m: code_hash(m) for paper in papers for m in code_modules(paper)}
 
 
 def _source(func: Callable) -> str:

@@ -10,7 +10,7 @@ from .. import plotting
 from ..aggregate import final_rows, per_seed, run_rows
 from ..claims import Claim, Part, Source, difference
 from ..fidelity import Departure
-from ..plotting import sns
+from ..plotting import SEED_CI, sns
 from . import latent_lookahead as ll
 from .interface import Figure, Paper
 from .latent_lookahead import RunSpec
@@ -105,7 +105,7 @@ def figure_accuracy_table(final: pd.DataFrame, specs: list[RunSpec], out: Path, 
     for ax, task in zip(axes[0], pl.TASKS, strict=True):
         sub = df[df["task"] == task] if len(df) else df
         if task in ran:
-            sns.barplot(sub, x="method", y="exact_match_pct", order=order, errorbar=("ci", 95), ax=ax,
+            sns.barplot(sub, x="method", y="exact_match_pct", order=order, errorbar=SEED_CI, ax=ax,
                         alpha=0.8)
             sns.stripplot(sub, x="method", y="exact_match_pct", order=order, color="black", size=3, ax=ax)
         else:
@@ -116,8 +116,8 @@ def figure_accuracy_table(final: pd.DataFrame, specs: list[RunSpec], out: Path, 
         ax.set(title=f"{TASK_LABELS[task]} (tau={tau.iloc[0] if len(tau) else '-'})", xlabel="",
                ylabel="exact match (%)", ylim=(0, 102), xlim=(-0.5, 2.5))
         ax.legend(fontsize=7, loc="lower right")
-    plotting.save(fig, out, "Latent lookahead: exact match by method (ours: bars, 95% CI; paper: stars)",
-                  scale, False)
+    plotting.save(fig, out, "Latent lookahead: exact match by method (ours: bars, 90% t-interval; paper: "
+                  "stars)", scale, False)
     return table
 
 
@@ -136,7 +136,7 @@ def figure_tau_scaling(final: pd.DataFrame, specs: list[RunSpec], out: Path, sca
     la = df[df["method"] == "lookahead"]
     fig, axes = plotting.new_figure(1)
     ax = axes[0, 0]
-    sns.lineplot(la, x="tau", y="exact_match_pct", errorbar=("ci", 95), marker="o", ax=ax,
+    sns.lineplot(la, x="tau", y="exact_match_pct", errorbar=SEED_CI, marker="o", ax=ax,
                  label="lookahead (bidirectional)")
     sns.stripplot(la, x="tau", y="exact_match_pct", native_scale=True, color="black", size=3, ax=ax)
     ntp = df[df["method"] == "ntp"]["exact_match_pct"]
@@ -163,12 +163,12 @@ def figure_training_curves(hist: pd.DataFrame, specs: list[RunSpec], out: Path, 
         sub = df[df["task"] == task]
         top, bottom = axes[0, i], axes[1, i]
         sns.lineplot(sub, x="step", y="exact_match_pct", hue="method", hue_order=list(METHOD_ORDER),
-                     palette=colours, errorbar=("ci", 95), marker="o", ax=top, legend=i == 0)
+                     palette=colours, errorbar=SEED_CI, marker="o", ax=top, legend=i == 0)
         top.set(title=TASK_LABELS[task], ylabel="held-out exact match (%)", ylim=(-3, 103))
         loss = sub[sub["step"] > 0] if "train_loss" in sub else sub.iloc[:0]
         if len(loss):
             sns.lineplot(loss, x="step", y="train_loss", hue="method", hue_order=list(METHOD_ORDER),
-                         palette=colours, errorbar=("ci", 95), ax=bottom, legend=False)
+                         palette=colours, errorbar=SEED_CI, ax=bottom, legend=False)
         la = sub[sub["method"] == "lookahead"]
         terms = (("next_token_loss", "--", "next-token term"), ("latent_loss", ":", "latent term"))
         for col, style, name in terms:
@@ -193,7 +193,7 @@ def figure_ablation_mask(final: pd.DataFrame, specs: list[RunSpec], out: Path, s
     fig, axes = plotting.new_figure(1)
     ax = axes[0, 0]
     order = ["bidirectional", "causal"]
-    sns.barplot(df, x="latent attention", y="exact_match_pct", order=order, errorbar=("ci", 95), ax=ax,
+    sns.barplot(df, x="latent attention", y="exact_match_pct", order=order, errorbar=SEED_CI, ax=ax,
                 alpha=0.8)
     sns.stripplot(df, x="latent attention", y="exact_match_pct", order=order, color="black", size=3, ax=ax)
     ax.set(ylabel="exact match (%)", title=f"{TASK_LABELS[specs[0].task]}, tau={df['tau'].iloc[0]}",
@@ -416,19 +416,19 @@ def load_results(files: dict[str, list[str]]) -> dict[str, pd.DataFrame]:
 
 FIGURES = (
     Figure("accuracy_table", "Held-out exact match (scored by each task's verifier) of next-token "
-           "prediction, pause tokens and latent lookahead per task; bars: mean and 95% bootstrap CI over "
+           "prediction, pause tokens and latent lookahead per task; bars: mean and 90% t-interval over "
            "seeds, dots: seeds, red stars: the paper's Table 1. The table also lists tau and the paper's "
            "numbers.", figure_accuracy_table, "final", takes_subset=False),
     Figure("tau_scaling", "Exact match of latent lookahead (bidirectional latents) against the number of "
-           "latent steps tau on one task; band: 95% CI over seeds, dots: seeds; dashed: NTP mean.",
+           "latent steps tau on one task; band: 90% t-interval over seeds, dots: seeds; dashed: NTP mean.",
            figure_tau_scaling, "final", takes_subset=False),
     Figure("training_curves", "Held-out exact match (top) and training loss (bottom: each epoch's mean "
-           "over its steps, log scale) against optimizer step for each method and task; bands: 95% CI over "
-           "seeds. Lookahead's loss is also split into its two terms (next-token, latent), each measured "
-           "on the first 256 training examples without dropout, mean over seeds.", figure_training_curves,
-           "history", takes_subset=False),
+           "over its steps, log scale) against optimizer step for each method and task; bands: 90% "
+           "t-interval over seeds. Lookahead's loss is also split into its two terms (next-token, "
+           "latent), each measured on the first 256 training examples without dropout, mean over seeds.",
+           figure_training_curves, "history", takes_subset=False),
     Figure("ablation_mask", "Latent lookahead with bidirectional versus causal attention among the "
-           "latents of a thought (same tau); bars: mean and 95% CI over seeds, dots: seeds.",
+           "latents of a thought (same tau); bars: mean and 90% t-interval over seeds, dots: seeds.",
            figure_ablation_mask, "final", takes_subset=False),
     Figure("maze_example", "One held-out maze (the first of the test split) with its walls, start S and "
            "goal G: the true shortest path (green) and the path generated by latent lookahead (red, "

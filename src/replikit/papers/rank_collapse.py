@@ -34,6 +34,7 @@ import torch
 import torch.nn.functional as F
 
 from ..models.signal_transformer import SignalConfig, SignalTransformer
+from ..progress import Progress
 from ..seeding import derive_seed, seed_everything
 from ..training import DivergenceError, make_optimizer
 from . import unique_runs
@@ -259,6 +260,7 @@ def run_train(spec: RunSpec, cfg: dict, seed: int, device: torch.device) -> dict
     loss0, acc0 = evaluate(model, eval_x, b)
     history = [{"step": 0, "train_loss": None, "eval_loss": loss0, "eval_accuracy": acc0}]
     window: list[torch.Tensor] = []
+    report = Progress("step", steps)
     for step in range(1, steps + 1):
         for group in opt.param_groups:
             group["lr"] = tc["lr"] * min(1.0, step / max(1, tc["warmup_steps"]))
@@ -276,6 +278,7 @@ def run_train(spec: RunSpec, cfg: dict, seed: int, device: torch.device) -> dict
             history.append({"step": step, "train_loss": train_loss, "eval_loss": eval_loss,
                             "eval_accuracy": acc})
             window.clear()
+            report.update(step, loss=train_loss, eval_loss=eval_loss, eval_accuracy=acc)
     evals = [h["eval_loss"] for h in history[1:]]
     return {"kind": "train", "norm": spec.norm, "alpha": spec.alpha, "depth": spec.depth, "history": history,
             "final_eval_loss": evals[-1], "mean_eval_loss": sum(evals) / len(evals),

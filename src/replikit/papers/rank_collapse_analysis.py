@@ -11,7 +11,7 @@ from .. import plotting
 from ..aggregate import by_seed, endpoint_change, of_run, run_rows, seed_diff
 from ..claims import Claim, Part, Source
 from ..fidelity import Departure
-from ..plotting import sns
+from ..plotting import SEED_CI, sns
 from . import rank_collapse as rc
 from .interface import Figure, Paper
 from .rank_collapse import RunSpec, base_d_k, training_model
@@ -22,7 +22,9 @@ WHERE = "Noci et al., NeurIPS 2022 (arXiv 2206.03126), abstract"
 COLLAPSE = Source(
     "Nevertheless, it has been recently shown that stacking self-attention layers - the distinctive "
     "architectural component of Transformers - can result in rank collapse of the tokens' representations "
-    "at initialization.", WHERE)
+    "at initialization.", WHERE,
+    background="the sentence reports earlier work ('it has been recently shown', Dong et al., 2021); it is "
+    "not a finding of this paper")
 VANISH = Source(
     "First, we show that rank collapse of the tokens' representations hinders training by causing the "
     "gradients of the queries and keys to vanish at initialization.", WHERE)
@@ -109,7 +111,7 @@ def figure_similarity_vs_depth(df: pd.DataFrame, specs: list[RunSpec], out: Path
     for ax, col, lab in zip(axes[0], ("similarity", "stable_rank"),
                             ("mean cosine similarity between tokens", "stable rank ||X||_F^2 / ||X||_2^2"),
                             strict=True):
-        sns.lineplot(d, x="depth", y=col, hue="architecture", hue_order=order, errorbar=("ci", 95),
+        sns.lineplot(d, x="depth", y=col, hue="architecture", hue_order=order, errorbar=SEED_CI,
                      marker="o", ax=ax, legend=col == "similarity")
         ax.set(xlabel="depth L", ylabel=lab)
         _log2_depth_axis(ax, d["depth"].unique())
@@ -127,7 +129,7 @@ def figure_gradients_vs_depth(df: pd.DataFrame, specs: list[RunSpec], out: Path,
     panels = (("grad_q", "|grad W_Q| (mean over layers)"), ("grad_k", "|grad W_K| (mean over layers)"),
               ("grad_v", "|grad W_V| (mean over layers)"), ("log_ratio_q", "log10 |grad W_Q| / |grad W_V|"))
     for ax, (col, lab) in zip(axes[0], panels, strict=True):
-        sns.lineplot(d, x="depth", y=col, hue="architecture", hue_order=order, errorbar=("ci", 95),
+        sns.lineplot(d, x="depth", y=col, hue="architecture", hue_order=order, errorbar=SEED_CI,
                      marker="o", ax=ax, legend=col == "grad_q")
         ax.set(xlabel="depth L", ylabel=lab)
         if col != "log_ratio_q":
@@ -144,11 +146,11 @@ def figure_gradient_ratio_vs_dk(df: pd.DataFrame, specs: list[RunSpec], out: Pat
     d["depth L"] = d["depth"].astype(int).astype(str)
     slopes = dk_slopes(df, specs)
     fig, axes = plotting.new_figure(2, width=4.8)
-    sns.lineplot(d, x="d_k", y="log_ratio_q", hue="depth L", errorbar=("ci", 95), marker="o", ax=axes[0, 0])
+    sns.lineplot(d, x="d_k", y="log_ratio_q", hue="depth L", errorbar=SEED_CI, marker="o", ax=axes[0, 0])
     axes[0, 0].set(xscale="log", xlabel="d_k (query/key dimension per head)",
                    ylabel="log10 |grad W_Q| / |grad W_V|")
     axes[0, 0].set_xticks(sorted(d["d_k"].unique()), [str(int(k)) for k in sorted(d["d_k"].unique())])
-    sns.pointplot(slopes, x="depth", y="slope", errorbar=("ci", 95), ax=axes[0, 1], native_scale=True,
+    sns.pointplot(slopes, x="depth", y="slope", errorbar=SEED_CI, ax=axes[0, 1], native_scale=True,
                   log_scale=(2, False))
     sns.stripplot(slopes, x="depth", y="slope", ax=axes[0, 1], native_scale=True, color="grey", alpha=0.5)
     axes[0, 1].axhline(0, ls="--", c="black", lw=0.8)
@@ -165,7 +167,7 @@ def figure_training_loss(df: pd.DataFrame, specs: list[RunSpec], out: Path, scal
     fig, axes = plotting.new_figure(2, width=4.8)
     for ax, col, lab in zip(axes[0], ("eval_loss", "eval_accuracy"),
                             ("held-out cross-entropy", "held-out token accuracy"), strict=True):
-        sns.lineplot(d, x="step", y=col, hue="architecture", hue_order=order, errorbar=("ci", 95), ax=ax,
+        sns.lineplot(d, x="step", y=col, hue="architecture", hue_order=order, errorbar=SEED_CI, ax=ax,
                      legend=col == "eval_loss")
         ax.set(xlabel="optimizer step", ylabel=lab)
     plotting.save(fig, out, f"Training on sequence reversal, L={specs[0].depth}", scale, subset)
@@ -177,15 +179,15 @@ FIGURES = (
            "similarity between the tokens of a sequence (left) and stable rank of the sequence's "
            "representation (right) after the last block, for standard residuals (alpha=1) and the paper's "
            "depth scaling (alpha=1/sqrt(L)). One fresh network per depth, synthetic Zipf-distributed token "
-           "sequences. Bands: 95% bootstrap CI over seeds.", figure_similarity_vs_depth, "rows"),
+           "sequences. Bands: 90% t-interval over seeds.", figure_similarity_vs_depth, "rows"),
     Figure("gradients_vs_depth", "Frobenius norms of the loss gradients of the queries, keys and values "
            "weights at initialization (mean over layers) and the log10 query/value ratio, against depth; "
-           "loss: cross-entropy of the sequence-reversal task. Bands: 95% bootstrap CI over seeds.",
+           "loss: cross-entropy of the sequence-reversal task. Bands: 90% t-interval over seeds.",
            figure_gradients_vs_depth, "rows"),
     Figure("gradient_ratio_vs_dk", "log10 of the query/value gradient-norm ratio at initialization against "
            "the per-head query/key dimension d_k (values keep width/heads dimensions), one line per depth "
            "(left), and per seed the least-squares slope against log10 d_k at each depth (right; grey: "
-           "seeds, point and bar: mean and 95% CI).", figure_gradient_ratio_vs_dk, "rows"),
+           "seeds, point and bar: mean and 90% t-interval).", figure_gradient_ratio_vs_dk, "rows"),
     Figure("training_loss", "Held-out cross-entropy and token accuracy while training the same network with "
            "standard and depth-scaled residuals on sequence reversal (Adam, linear warm-up). Bands: 95% "
            "bootstrap CI over seeds.", figure_training_loss, "rows"),

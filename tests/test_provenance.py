@@ -1,0 +1,76 @@
+"""Which code computed a result: the code hash, the run records, and the report's flag on results
+computed by code that has changed since."""
+
+import shutil
+
+from replikit import provenance
+from replikit.io import write_json
+from replikit.papers.interface import code_hashes, code_modules, get
+from replikit.report import load_inputs, render
+
+
+def _copy_package(tmp_path):
+    root = tmp_path / "replikit"
+    shutil.copytree(provenance.PACKAGE_ROOT, root, ignore=shutil.ignore_patterns("__pycache__"))
+    return root
+
+
+def test_code_hash_follows_the_module_and_what_it_imports_only(tmp_path):
+    root = _copy_package(tmp_path)
+    module = "replikit.papers.rank_collapse"
+    files = {p.relative_to(root).as_posix() for p in provenance.code_files(module, root)}
+    assert {"papers/rank_collapse.py", "models/signal_transformer.py", "training.py"} <= files
+    assert "papers/cold_posterior.py" not in files
+    before = provenance.code_hash(module, root=root)
+    other = root / "papers/cold_posterior.py"
+    other.write_text(other.read_text() + "\n# x\n")
+    assert provenance.code_hash(module, root=root) == before  # another paper's code: same hash
+    model = root / "models/signal_transformer.py"
+    model.write_text(model.read_text() + "\n# an edit to an imported module\n")
+    assert provenance.code_hash(module, root=root) != before
+
+
+def test_a_result_of_edited_job_code_is_flagged_in_the_report(tmp_path, root):
+    """Runs record their code; a job's code is edited; the report names the commit that computed
+    them and the rule to rerun, and says nothing for a result of today's code."""
+    pkg = _copy_package(tmp_path)
+    module = "replikit.papers.rank_collapse"
+    ran = {"computed_by": {**provenance.computed_by(module), "code": provenance.code_hash(module, root=pkg),
+                           "module": module, "rule": "rc_train"}}
+    prov = {"runs": provenance.runs_computed_by([ran, ran])}
+    assert prov["runs"][0]["n_runs"] == 2
+    today = {module: provenance.code_hash(module, root=pkg)}
+    assert provenance.stale(prov, today) == []
+    job = pkg / "papers/rank_collapse.py"
+    job.write_text(job.read_text().replace("def ", "def _edited_helper():\n    pass\n\n\ndef ", 1))
+    today = {module: provenance.code_hash(module, root=pkg)}
+    [note] = provenance.stale(prov, today)
+    commit = ran["computed_by"]["commit"][:10]
+    assert f"computed at commit {commit}" in note and "--forcerun rc_train" in note
+
+    card = {"paper": "rank_collapse", "scale": "smoke", "subset": False, "data_source": "generated",
+            "seeds": [0], "claims": [], "provenance": prov}
+    write_json(tmp_path / "claims.json", card)
+    inputs = load_inputs([str(tmp_path / "claims.json")], [], [], [], code=today)
+    html, md = tmp_path / "report/index.html", tmp_path / "report/index.md"
+    render(str(root / "reports"), inputs, str(html), str(md))
+    for page in (html.read_text(), md.read_text()):
+        assert "Results computed by older code" in page and f"computed at commit {commit}" in page
+    fresh = load_inputs([str(tmp_path / "claims.json")], [], [], [],
+                        code={module: ran["computed_by"]["code"]})
+    render(str(root / "reports"), fresh, str(html), str(md))
+    assert "Results computed by older code" not in html.read_text()
+
+
+def test_runs_without_a_code_record_are_flagged_unknown_and_commit_and_dirty_are_apart():
+    [group] = provenance.runs_computed_by([{"device": "cpu"}])
+    assert group["code"] is None and "unknown" in provenance.stale({"runs": [group]}, {})[0]
+    state = provenance.git_state()
+    assert "+dirty" not in state["commit"] and isinstance(state["dirty"], bool)
+
+
+def test_every_paper_names_the_modules_that_compute_it():
+    paper = get("latent_lookahead")
+    assert {"replikit.papers.latent_lookahead", "replikit.papers.latent_lookahead_analysis"} <= set(
+        code_modules(paper))
+    assert all(len(h) == 16 for h in code_hashes([paper]).values())

@@ -1,0 +1,38 @@
+"""The verdict-drift guard: a changed smoke verdict or a moved number fails, with a readable diff."""
+
+import copy
+
+from replikit.io import write_json
+from replikit.scorecard_reference import compare, main, summarize
+
+
+def _card():
+    part = {"label": "gap", "verdict": "inconclusive", "mean": 0.10}
+    return {"paper": "p", "scale": "smoke", "claims": [
+        {"id": "P-1", "verdict": "inconclusive", "parts": [part]},
+        {"id": "P-2", "verdict": "replicated",
+         "parts": [{"label": "acc", "verdict": "replicated", "mean": 0.9}]}]}
+
+
+def test_identical_scorecards_agree_and_noise_within_tolerance_passes():
+    ref = summarize([_card()])
+    card = _card()
+    card["claims"][1]["parts"][0]["mean"] = 0.9 + 1e-6
+    assert compare(ref, summarize([card])) == []
+
+
+def test_a_changed_verdict_a_moved_number_and_a_vanished_part_are_each_one_line(tmp_path, capsys):
+    ref = summarize([_card()])
+    card = copy.deepcopy(_card())
+    card["claims"][1]["verdict"] = card["claims"][1]["parts"][0]["verdict"] = "not replicated"
+    card["claims"][0]["parts"][0]["mean"] = 0.2
+    card["claims"][0]["parts"].append({"label": "new", "verdict": "inconclusive", "mean": 0.0})
+    diff = compare(ref, summarize([card]))
+    assert diff == ["p P-1 [gap]: mean 0.1 -> 0.2 (tolerance 0.02 + 0.05 x |reference|)",
+                    "p P-1 [new]: new part",
+                    "p P-2: verdict 'replicated' -> 'not replicated'",
+                    "p P-2 [acc]: verdict 'replicated' -> 'not replicated'"]
+    write_json(tmp_path / "ref.json", ref)
+    write_json(tmp_path / "claims.json", card)
+    assert main(["check", str(tmp_path / "claims.json"), "--reference", str(tmp_path / "ref.json")]) == 1
+    assert "verdict 'replicated' -> 'not replicated'" in capsys.readouterr().out
