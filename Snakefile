@@ -2,12 +2,13 @@
 #   snakemake --cores all                                   (default scale)
 #   snakemake --cores 2 --configfile config/smoke.yaml      (CI scale)
 #   snakemake --profile profiles/slurm --configfile config/paper.yaml
+import os
 import sys
 from pathlib import Path
 
 from snakemake.utils import min_version
 
-from replikit.config import read_yaml, validate_config
+from replikit.config import check_tree_scale, read_yaml, validate_config
 from replikit.device import check_available
 from replikit.jobs import time_limit_hints
 from replikit.papers.interface import config_errors
@@ -28,14 +29,27 @@ ROOT = Path(workflow.basedir)
 validate_config(config, ROOT / "workflow/schemas/config.schema.yaml", config_errors)
 
 
-# config key outdir: every output under that folder (a rung of the scale ladder has its own); the
-# paths the config gives relative to here are made absolute first, so they still point here.
+# config key outdir: every output under that folder (each scale but the default has its own, and so
+# does each rung of the scale ladder); the paths the config gives relative to here are made absolute
+# first, so they still point here. With --directory D the tree goes under D/<outdir> (Snakemake
+# ignores a workdir directive after --directory, so the folder is entered by hand).
 if config["outdir"] != ".":
     config["data"]["search_paths"] = [str(Path(p).resolve()) for p in config["data"]["search_paths"]]
     if config["run_store"]:
         config["run_store"] = str(Path(config["run_store"]).resolve())
+    if workflow.overwrite_workdir is None:
 
-    workdir: config["outdir"]
+        workdir: config["outdir"]
+
+    else:
+        Path(config["outdir"]).mkdir(parents=True, exist_ok=True)
+        os.chdir(config["outdir"])
+
+
+# An output tree holds one scale: results of another scale here (e.g. a smoke run from before each
+# scale had its own tree) would be rerun and overwritten, so the run stops first and says where to
+# move them.
+check_tree_scale(Path("results"), config["scale"], config["outdir"])
 
 
 # device: cuda on a machine without CUDA stops the run before Snakemake deletes the outputs of the

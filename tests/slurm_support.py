@@ -32,6 +32,7 @@ IN_CI = os.environ.get("CI", "").lower() == "true"
 # training jobs. Their resources come from the config's `resources` (distinct numbers, so the test
 # sees them reach sbatch).
 CL_TEST_CONFIG = {
+    "outdir": ".",  # the tree at the work folder's top (smoke's own is scales/smoke)
     "data": {"search_paths": [str(SHARED)]},
     "papers": ["continual_learning"],
     "continual_learning": {

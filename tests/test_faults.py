@@ -116,6 +116,7 @@ def _tiny_mnist(workdir: Path) -> None:
     data.save(prepared, folder / "tensors.pt", folder / "manifest.json")
     (workdir / "tiny.yaml").write_text(yaml.safe_dump({
         "papers": ["continual_learning"], "data": {"search_paths": [], "sources": ["local"]},
+        "outdir": ".",  # the tree at the work folder's top, where the stand-in tensors are
         "continual_learning": {"seeds": [0], "n_tasks": 2, "n_train": 20, "n_test": 20, "epochs": 1,
                                "width_sweep": {"widths": [8, 16], "gamma0": 1.0}}}))
 

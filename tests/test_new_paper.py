@@ -106,11 +106,12 @@ def test_new_paper_from_the_docs_runs_from_its_two_files_to_a_claims_row(tmp_pat
                          cwd=repo, env=env, capture_output=True, text=True, timeout=600)
     assert res.returncode == 0, res.stderr[-4000:]
     assert "np_train" in res.stderr and "np_claims" in res.stderr
-    card = json.loads((repo / targets[0]).read_text())
+    out = repo / "scales/smoke"  # the smoke scale's own output tree
+    card = json.loads((out / targets[0]).read_text())
     assert [c["id"] for c in card["claims"]] == ["NP-1"]
     row = card["claims"][0]
     assert row["verdict"] in VERDICTS and row["n_seeds"] == 5 and row["source"]["quote"]
-    assert (repo / targets[1]).stat().st_size > 10_000
+    assert (out / targets[1]).stat().st_size > 10_000
 
 
 def test_a_broken_example_stops_before_any_job_naming_the_field(tmp_path):
@@ -125,4 +126,4 @@ def test_a_broken_example_stops_before_any_job_naming_the_field(tmp_path):
     out = res.stdout + res.stderr
     assert res.returncode != 0
     assert "paper 'new_paper'" in out and "prefix: 'n_p' is not lowercase letters" in out, out[-3000:]
-    assert not (repo / "results").exists()
+    assert not (repo / "results").exists() and not (repo / "scales/smoke/results").exists()

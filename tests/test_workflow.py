@@ -69,7 +69,8 @@ def test_config_errors_stop_before_any_job(tmp_path, bad, key):
               "--directory", str(tmp_path))
     assert res.returncode != 0
     assert key in res.stderr and "invalid configuration" in res.stderr
-    assert not (tmp_path / "resources").exists() and not (tmp_path / "results").exists()
+    for tree in (tmp_path, tmp_path / "scales/smoke"):
+        assert not (tree / "resources").exists() and not (tree / "results").exists()
 
 
 def test_missing_data_fails_with_instructions_and_no_output(tmp_path):
@@ -79,9 +80,9 @@ def test_missing_data_fails_with_instructions_and_no_output(tmp_path):
     res = smk("--cores", "1", "--configfile", str(ROOT / "config/smoke.yaml"), str(cfg),
               "--directory", str(tmp_path), "resources/data/cifar10/manifest.json")
     assert res.returncode != 0
-    log = (tmp_path / "logs/data/cifar10.log").read_text()
+    log = (tmp_path / "scales/smoke/logs/data/cifar10.log").read_text()
     assert "cifar-10-python.tar.gz" in log and "search_paths" in log
-    assert not (tmp_path / "resources/data/cifar10/tensors.pt").exists()
+    assert not (tmp_path / "scales/smoke/resources/data/cifar10/tensors.pt").exists()
 
 
 @pytest.mark.slow
@@ -91,25 +92,26 @@ def test_smoke_scale_end_to_end(tmp_path):
             "--directory", str(tmp_path)]
     res = smk("--cores", "2", *args, timeout=3000)
     assert res.returncode == 0, res.stderr[-5000:]
+    out = tmp_path / "scales/smoke"  # the smoke scale's own output tree (config key outdir)
 
-    claims = json.loads((tmp_path / "results/benign_memorization/claims.json").read_text())
+    claims = json.loads((out / "results/benign_memorization/claims.json").read_text())
     assert claims["subset"] is True
     assert [c["id"] for c in claims["claims"]] == ["BM-1", "BM-2", "BM-3", "BM-4", "BM-5", "BM-6"]
     # every latent-lookahead task ran end to end: its claim rows exist (1 seed: inconclusive)
-    card = json.loads((tmp_path / "results/latent_lookahead/claims.json").read_text())
+    card = json.loads((out / "results/latent_lookahead/claims.json").read_text())
     ll = {c["id"]: c for c in card["claims"]}
     for claim in ("LL-3", "LL-6"):
         labels = " ".join(p["label"] for p in ll[claim]["parts"])
         assert all(t in labels for t in ("9x9 Sudoku", "Maze", "ProsQA")), labels
         assert ll[claim]["verdict"] == "inconclusive"
-    html = (tmp_path / "results/report/index.html").read_text()
+    html = (out / "results/report/index.html").read_text()
     assert "CIFAR-10 subset" in html
     assert html.index("smoke: ") < html.index("forest plot") < html.index("<h2>Claims scorecard")
     papers = load_config(ROOT / "config/smoke.yaml", ROOT / "workflow/schemas/config.schema.yaml")["papers"]
     for paper in papers:
-        card = json.loads((tmp_path / f"results/{paper}/claims.json").read_text())
+        card = json.loads((out / f"results/{paper}/claims.json").read_text())
         assert card["scale"] == "smoke" and card["claims"], paper
-        assert (tmp_path / f"results/report/forest/{paper}.png").stat().st_size > 10_000, paper
+        assert (out / f"results/report/forest/{paper}.png").stat().st_size > 10_000, paper
         for c in card["claims"]:
             assert c["verdict"] in VERDICTS and c["id"] in html, c
             assert c["n_seeds"] >= 5 or c["verdict"] == "inconclusive", c  # the 5 % level needs 5 seeds
@@ -121,17 +123,17 @@ def test_smoke_scale_end_to_end(tmp_path):
                 assert c["n_seeds"] < 2 or p["ci_low"] <= p["mean"] <= p["ci_high"]
         for target in interface.get(paper).targets():
             if target.endswith(".png"):
-                assert (tmp_path / target).stat().st_size > 10_000, target
+                assert (out / target).stat().st_size > 10_000, target
                 assert Path(target).stem in html, target
-    assert (tmp_path / "logs/benchmarks/benign_memorization/train").is_dir()
+    assert (out / "logs/benchmarks/benign_memorization/train").is_dir()
     # every paper's training jobs log plain progress lines (no bars, no carriage returns)
     for paper in papers:
         texts = [p.read_text() for stage in ("train", "sample")
-                 for p in (tmp_path / f"logs/{paper}/{stage}").rglob("*.log")]
+                 for p in (out / f"logs/{paper}/{stage}").rglob("*.log")]
         assert any("[progress] " in t and "ETA" in t for t in texts), paper
         assert not any("\r" in t for t in texts), paper
     # the verdict-drift guard: any changed verdict, or a number moved beyond the stated tolerance
-    cards = [json.loads((tmp_path / f"results/{paper}/claims.json").read_text()) for paper in papers]
+    cards = [json.loads((out / f"results/{paper}/claims.json").read_text()) for paper in papers]
     diff = compare(json.loads(REFERENCE.read_text()), summarize(cards))
     assert not diff, ("the smoke scorecard differs from the committed reference "
                       f"({REFERENCE.relative_to(ROOT)}); if the change is deliberate, update it with "
@@ -144,17 +146,30 @@ def test_smoke_scale_end_to_end(tmp_path):
     # Each paper's figures rebuild alone: deleting one plans exactly one job (its figure rule).
     for paper in papers:
         figures = [t for t in interface.get(paper).targets() if t.endswith(".png")]
-        (tmp_path / figures[-1]).unlink()
+        (out / figures[-1]).unlink()
         plan = smk("-n", "--cores", "2", *args, figures[-1])
         totals = [ln.split() for ln in plan.stdout.splitlines() if ln.strip().startswith("total")]
         assert plan.returncode == 0 and totals and totals[-1][1] == "1", (paper, plan.stdout[-2000:])
-    figure = tmp_path / "results/benign_memorization/figures/probe_per_layer.png"
+    figure = out / "results/benign_memorization/figures/probe_per_layer.png"
     figure.unlink()
-    plan = smk("-n", "--cores", "2", *args, str(figure.relative_to(tmp_path)))
+    plan = smk("-n", "--cores", "2", *args, str(figure.relative_to(out)))
     jobs = [ln.split()[0] for ln in (plan.stdout).splitlines() if ln.strip().endswith(" 1")]
     assert "bm_figure" in jobs and "bm_train" not in plan.stdout.split("Job stats")[-1]
     rebuilt = smk("--cores", "2", *args)
     assert rebuilt.returncode == 0 and figure.exists()
+
+    # Scales never touch each other's trees: the default scale and the README's single-figure
+    # example (no --configfile) plan their jobs in the default tree, none in scales/smoke, and the
+    # smoke report and scorecards are unchanged afterwards.
+    before = {p: p.read_bytes() for p in [*(out / "results").glob("*/claims.json"),
+                                          out / "results/report/index.html"]}
+    default = ["--configfile", str(ROOT / "config/config.yaml"), str(overlay(tmp_path)), "--directory",
+               str(tmp_path)]
+    for targets in ([], ["results/benign_memorization/figures/probe_per_layer.png"]):
+        plan = smk("-n", "--cores", "2", *targets, *default)
+        assert plan.returncode == 0, plan.stderr[-3000:]
+        assert "scales/smoke" not in plan.stdout + plan.stderr and "prepare_dataset" in plan.stdout
+    assert {p: p.read_bytes() for p in before} == before
 
     snakemake_report = tmp_path / "snakemake_report.html"
     res = smk(*args, "--report", str(snakemake_report))
@@ -173,9 +188,9 @@ def test_preflight_runs_every_paper_setting_from_data_to_report(tmp_path):
     assert res.returncode == 0, res.stderr[-5000:]
     cfg = load_config(ROOT / "config/preflight.yaml", ROOT / "workflow/schemas/config.schema.yaml")
     for paper in cfg["papers"]:
-        card = json.loads((tmp_path / f"results/{paper}/claims.json").read_text())
+        card = json.loads((tmp_path / f"scales/preflight/results/{paper}/claims.json").read_text())
         assert card["scale"] == "preflight" and card["claims"], paper
         for c in card["claims"]:
             assert c["fidelity"] == "preflight" and c["verdict"] == "inconclusive", c
-    html = (tmp_path / "results/report/index.html").read_text()
+    html = (tmp_path / "scales/preflight/results/report/index.html").read_text()
     assert html.index("Preflight:") < html.index("<h2>Claims scorecard")

@@ -234,6 +234,28 @@ def validate_config(config: dict, schema_path: str | Path, constraints: Constrai
     return config
 
 
+def check_tree_scale(results: Path, scale: str, outdir: str) -> None:
+    """Stop when the output tree's `results/` holds another scale's scorecards (a run here would rerun
+    and overwrite them): name the scale found and the one-line move that puts them in their own tree."""
+    import json
+
+    found = set()
+    for card in sorted(results.glob("*/claims.json")):
+        try:
+            found.add(json.loads(card.read_text()).get("scale"))
+        except (OSError, ValueError):
+            continue
+    other = sorted(str(f) for f in found - {scale, None})
+    if other:
+        where = "." if outdir == "." else outdir
+        raise ConfigError(
+            f"{Path(where) / 'results'} holds {', '.join(other)}-scale results, and this run is at scale "
+            f"{scale!r}: it would rerun and overwrite them. Each scale now has its own output tree "
+            f"(config key outdir; the smoke, paper and preflight configs set scales/<scale>). Move the old "
+            f"tree into its own, e.g. `mkdir -p scales/{other[0]} && mv results resources logs .snakemake "
+            f"scales/{other[0]}/` (run where the tree is), or delete it to rebuild it at this scale")
+
+
 class _UniqueKeyLoader(yaml.SafeLoader):
     """YAML's safe loader, except that a key repeated in one mapping is an error (plain YAML keeps the
     last value silently, so an edited copy of a block would hide the original)."""
