@@ -14,6 +14,7 @@ import yaml
 from replikit.claims import VERDICTS
 from replikit.config import load_config
 from replikit.papers import interface
+from replikit.report import with_deviation_text
 from replikit.scorecard_reference import REFERENCE, compare, summarize
 from tests.conftest import ROOT, SHARED
 
@@ -106,6 +107,14 @@ def test_smoke_scale_end_to_end(tmp_path):
         assert ll[claim]["verdict"] == "inconclusive"
     html = (out / "results/report/index.html").read_text()
     assert "CIFAR-10 subset" in html
+    # the report says each thing once: each paper's deviation list and each config
+    md = (out / "results/report/index.md").read_text()
+    schema = ROOT / "workflow/schemas/config.schema.yaml"
+    for paper in load_config(ROOT / "config/smoke.yaml", schema)["papers"]:
+        card = json.loads((out / f"results/{paper}/claims.json").read_text())
+        shared = bool(with_deviation_text(card)["deviations"])  # deviations every proxy row shares
+        assert md.count(f"**{paper} (smoke): deviations from the paper's settings**") == shared, paper
+        assert md.count(f"**{paper}**, used by ") == 1, paper
     assert html.index("smoke: ") < html.index("forest plot") < html.index("<h2>Claims scorecard")
     papers = load_config(ROOT / "config/smoke.yaml", ROOT / "workflow/schemas/config.schema.yaml")["papers"]
     for paper in papers:

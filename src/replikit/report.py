@@ -131,7 +131,7 @@ def cost_plan(path: str) -> dict:
             "not_planned": doc["not_planned"], "gpu": f"{a['gpu_gb']:g} GB"}
 
 
-def _with_deviation_text(card: dict) -> dict:
+def with_deviation_text(card: dict) -> dict:
     """The deviations every row with deviations shares, said once per paper (`card["deviation_text"]`),
     and each row's own further ones (`c["own_deviation_text"]`), so no list is repeated row by row."""
     rows = [c for c in card["claims"] if c["deviations"]]
@@ -186,7 +186,7 @@ def load_inputs(claims_paths: list[str], figure_paths: list[str], benchmark_path
     `ladder_paths`: the scale-ladder summaries to show in the "Ladder" section; `code`: today's code
     hash per module (papers.interface.code_hashes), against which each scorecard and figure is
     flagged when older code computed its runs."""
-    papers = [_with_deviation_text(read_json(p)) for p in claims_paths]
+    papers = [with_deviation_text(read_json(p)) for p in claims_paths]
     for card in papers:
         card["stale"] = stale(card.get("provenance") or {}, code or {})
     figures = []
