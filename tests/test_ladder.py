@@ -134,6 +134,8 @@ def test_each_part_gets_one_sentence_along_the_ladder():
     ]
     assert sentence(never, rungs) == "holds at every rung: inconclusive (x did not learn)"
     assert sentence([{"rung": 0, "verdict": "not measured", "why": ""}], rungs).startswith("not measured")
+    # one rung that ran is not "every rung"
+    assert sentence([_row(0, "replicated", 0.1, 0.2)], rungs) == "only rung 0 measured so far: replicated"
 
 
 @pytest.mark.slow

@@ -74,3 +74,21 @@ def test_every_paper_names_the_modules_that_compute_it():
     assert {"replikit.papers.latent_lookahead", "replikit.papers.latent_lookahead_analysis"} <= set(
         code_modules(paper))
     assert all(len(h) == 16 for h in code_hashes([paper]).values())
+
+
+def test_a_checkpoint_of_older_code_is_not_resumed(monkeypatch):
+    """Checkpoint fingerprints hold the run module's code hash: after an edit, a killed job restarts
+    from scratch instead of finishing with two versions of the code."""
+    module = "replikit.papers.rank_collapse"
+    before = provenance.run_fingerprint("run", 0, {"lr": 1}, "data", module=module)
+    assert before == provenance.run_fingerprint("run", 0, {"lr": 1}, "data", module=module)
+    monkeypatch.setattr(provenance, "code_hash", lambda *m, **k: "edited")
+    assert provenance.run_fingerprint("run", 0, {"lr": 1}, "data", module=module) != before
+
+
+def test_the_commit_is_the_code_repository_s_wherever_the_job_runs(tmp_path, monkeypatch):
+    """A job runs in its output tree (with --directory, often outside the repository): the commit it
+    records is still the checkout's that holds the code, never `unknown`."""
+    monkeypatch.chdir(tmp_path)
+    state = provenance.git_state()
+    assert state["commit"] != "unknown" and len(state["commit"]) == 40

@@ -43,7 +43,11 @@ def test_report_renders_scorecard_figures_and_provenance(root, tmp_path):
     forest = tmp_path / "report" / "forest" / "paperx.png"
     plotting.forest_plot(claims, forest)
     assert forest.stat().st_size > 1000
-    inputs = load_inputs([str(tmp_path / "claims.json")], [str(fig_path)], [str(tmp_path / "bench.json")],
+    fig2 = fig_path.with_name("fig2.png")  # a second figure of the same config: the config still shows once
+    fig2.write_bytes(fig_path.read_bytes())
+    fig2.with_suffix(".provenance.json").write_text(fig_path.with_suffix(".provenance.json").read_text())
+    inputs = load_inputs([str(tmp_path / "claims.json")], [str(fig_path), str(fig2)],
+                         [str(tmp_path / "bench.json")],
                          [str(forest)])
     assert inputs["counts"] == ["smoke: 3 paper claims: 0 replicated, 2 not replicated, 0 inconclusive, "
                                 "1 not measured (1 faithful, 2 proxy)",

@@ -98,6 +98,11 @@ def _remove_extracted(ds: Dataset, download_dir: Path) -> None:
             (download_dir / relative.removesuffix(".gz")).unlink(missing_ok=True)
 
 
+def _named(files: dict[str, str]) -> str:
+    """Files as a reader wants them in a report: names and short checksums, no absolute paths."""
+    return ", ".join(f"{Path(f).name} (md5 {md5[:12]})" for f, md5 in files.items())
+
+
 def _verified_archives(ds: Dataset, download_dir: Path) -> dict[str, str] | None:
     """path -> md5 of the archives already in `download_dir` when all are there and verified."""
     wanted = {download_dir / relative: md5 for relative, md5 in ds.local_files.items()}
@@ -153,16 +158,15 @@ def _local(ds: Dataset, search_paths: list[str], download_dir: Path) -> Prepared
             shutil.copy(path, download_dir / relative)  # extract in our folder, never in the source
         _remove_extracted(ds, download_dir)
         t = _torchvision_load(ds, download_dir, download=True)  # extracts, checks md5 again
-        paths = list(found.values())
-        where = paths[0] if len(paths) == 1 else paths[0].parent
-        return Prepared(**t, source=f"local:{where}", source_files=files)
+        return Prepared(**t, source=f"local:{_named(files)}", source_files=files)
     extracted = _find(search_paths, ds.extracted) if ds.extracted else None
     if extracted is not None:
         try:  # torchvision checks the md5 of every extracted file
             t = _torchvision_load(ds, extracted.parent, download=False)
         except RuntimeError as e:
             raise ChecksumError(f"local {ds.title} copy at {extracted} is corrupt: {e}") from e
-        return Prepared(**t, source=f"local:{extracted}", source_files={str(extracted): "verified"})
+        return Prepared(**t, source=f"local:{extracted.name} (extracted, md5s checked by torchvision)",
+                        source_files={str(extracted): "verified"})
     wanted = list(ds.local_files) + ([ds.extracted] if ds.extracted else [])
     raise SourceUnavailable(f"no {' or '.join(wanted) or 'local files declared'} in search paths")
 
@@ -212,7 +216,7 @@ def _download(ds: Dataset, download_dir: Path) -> Prepared:
     except (OSError, RuntimeError, ValueError) as e:  # URLError is an OSError
         raise SourceUnavailable(f"torchvision download failed: {e}") from e
     if cached is not None:
-        return Prepared(**t, source=f"cache:{download_dir}", source_files=cached)
+        return Prepared(**t, source=f"cache:{_named(cached)}", source_files=cached)
     return Prepared(**t, source="torchvision-download",
                     source_files=_verified_archives(ds, download_dir) or {})
 
@@ -262,7 +266,7 @@ def _subset(ds: Dataset, search_paths: list[str]) -> Prepared:
             x_test=torch.from_numpy(z["x_test"]).contiguous(),
             y_test=torch.from_numpy(z["y_test"]).long(),
             classes=[str(c) for c in z["classes"]],
-            source=f"subset:{path}", source_files={str(path): md5}, subset=True,
+            source=f"subset:{_named({str(path): md5})}", source_files={str(path): md5}, subset=True,
         )
 
 

@@ -104,6 +104,9 @@ def sentence(seq: list[dict], rungs: dict[int, Rung]) -> str:
     if not measured:
         return "not measured at any rung that ran"
     verdicts = [r["verdict"] for r in measured]
+    if len(measured) == 1:  # one rung says nothing about the ladder
+        only = measured[0]
+        return f"only rung {only['rung']} measured so far: {only['verdict']}"
     if len(set(verdicts)) == 1:
         why = {r["why"] for r in measured if r["why"]}
         return f"holds at every rung: {verdicts[0]}" + (f" ({'; '.join(sorted(why))})" if why else "")
@@ -211,6 +214,8 @@ def rung_rows(record: dict) -> list[dict]:
         h = record["hours"].get(str(r["index"]), record["hours"].get(r["index"], {}))
         pred = f"{h['predicted_cpu_h']:.2f}" if "predicted_cpu_h" in h else "—"
         took = f"{h['measured_job_h']:.2f}" if "measured_job_h" in h else "—"
+        if "measured_job_h" in h and not r["ran"]:  # jobs of a rung that was stopped or failed part-way
+            took += " (partial: the rung did not finish)"
         wall = f"{h['wall_s'] / 60:.0f} min ({h['cores']} cores)" if "wall_s" in h and r["ran"] else "not run"
         out.append({**r, "predicted": pred, "took": took, "wall": wall})
     return out

@@ -16,8 +16,12 @@ PACKAGES = ("torch", "torchvision", "snakemake", "numpy", "pandas", "seaborn", "
             "datasets", "replikit")
 
 
-def git_commit(cwd: str = ".") -> str:
-    """HEAD commit, with `+dirty` when the work tree has uncommitted changes; `unknown` outside git."""
+REPOSITORY = Path(__file__).resolve().parents[2]  # the checkout that holds src/replikit
+
+
+def git_commit(cwd: str | Path = REPOSITORY) -> str:
+    """HEAD commit of the checkout that holds this code (not of the folder a job runs in, which is
+    often outside it), with `+dirty` when its work tree has uncommitted changes; `unknown` outside git."""
     try:
         sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True,
                              check=True).stdout.strip()
@@ -28,7 +32,7 @@ def git_commit(cwd: str = ".") -> str:
         return "unknown"
 
 
-def git_state(cwd: str = ".") -> dict:
+def git_state(cwd: str | Path = REPOSITORY) -> dict:
     """The commit and whether the work tree had uncommitted changes, as two fields."""
     commit = git_commit(cwd)
     return {"commit": commit.removesuffix("+dirty"), "dirty": commit.endswith("+dirty")}
@@ -93,6 +97,15 @@ def code_hash(*modules: str, root: Path = PACKAGE_ROOT) -> str:
     for path in sorted({p for m in modules for p in code_files(m, root)}):
         h.update(str(path.relative_to(root.parent)).encode() + b"\0" + path.read_bytes() + b"\0")
     return h.hexdigest()[:16]
+
+
+def run_fingerprint(*parts: object, module: str) -> str:
+    """What a checkpoint must match to be resumed: the run's defining `parts` (name, seed, config,
+    data digest) and the code hash of `module`, so a job never resumes a checkpoint that older code
+    wrote (its numbers would mix two versions of the code)."""
+    import json
+
+    return json.dumps([*parts, code_hash(module)], sort_keys=True)
 
 
 def computed_by(*modules: str) -> dict:

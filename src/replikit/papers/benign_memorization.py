@@ -15,7 +15,6 @@ share one name and so run once.
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass
 from typing import ClassVar
@@ -30,6 +29,7 @@ from ..device import describe
 from ..io import torch_save, write_json
 from ..models import StagedNet, build_model
 from ..probes import extract_features, knn_accuracy, knn_predict, to_float
+from ..provenance import run_fingerprint
 from ..seeding import derive_seed, seed_everything
 from ..training import LoopConfig, make_optimizer, train_loop
 from . import unique_runs
@@ -216,7 +216,7 @@ class Run:
                              c["optimizer"]["weight_decay"])
         loop = LoopConfig(epochs=c["epochs"], batch_size=c["batch_size"], eval_every=c["eval_every"],
                           checkpoint_every=c["checkpoint_every"])
-        fingerprint = json.dumps([self.spec.name, self.seed, c, self.data_id], sort_keys=True)
+        fingerprint = run_fingerprint(self.spec.name, self.seed, c, self.data_id, module=__name__)
         return train_loop(self.model, opt, self.loss, self.n, loop, self.generator, self.evaluate,
                           checkpoint=checkpoint, progress=progress, fingerprint=fingerprint)
 

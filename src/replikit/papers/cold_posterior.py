@@ -27,7 +27,6 @@ T = 0 (the `sgd_baseline`) continues the burn-in without noise: SGD/MAP.
 from __future__ import annotations
 
 import copy
-import json
 import math
 import time
 from dataclasses import dataclass
@@ -46,6 +45,7 @@ from ..models.convnet import ConvNet
 from ..models.invariant import GROUP_SIZE, Canonicalize, GroupAverage, d4_batch
 from ..models.resnet20 import ResNet20
 from ..posterior import Ensemble, gaussian_prior_energy, prior_parameters
+from ..provenance import run_fingerprint
 from ..samplers import SGMCMC, Schedule
 from ..seeding import derive_seed, seed_everything
 from ..training import LoopConfig, load_checkpoint, steps_per_epoch, train_loop
@@ -329,7 +329,7 @@ class Run:
         finished phases, so a killed job resumes where it stopped and collects the same samples."""
         c, work = self.cfg, Path(workdir)
         work.mkdir(parents=True, exist_ok=True)
-        fp = json.dumps([self.spec.name, self.seed, training_config(c), self.data_id], sort_keys=True)
+        fp = run_fingerprint(self.spec.name, self.seed, training_config(c), self.data_id, module=__name__)
         sampler = self.make_sampler()
         warm_file = work / "burnin_done.pt"
         warm = load_checkpoint(warm_file)

@@ -18,7 +18,6 @@ N=128). Runs that several figures need share a name.
 
 from __future__ import annotations
 
-import json
 import math
 import numbers
 import re
@@ -36,6 +35,7 @@ from ..datasets import sizes as full_sizes
 from ..io import read_json, tensor_digest, write_json
 from ..models.scaled import Scaling, build_scaled
 from ..progress import Progress
+from ..provenance import run_fingerprint
 from ..seeding import derive_seed, seed_everything
 from ..tasks.streams import TaskStream, joint_data, permuted_mnist, split_cifar10
 from ..training import LoopConfig, load_checkpoint, make_optimizer, train_loop
@@ -267,7 +267,7 @@ def run_sweep(spec: RunSpec, cfg: dict, data: dict, seed: int, device: torch.dev
     """Train every network of the run; after each one, save progress so a restart resumes there."""
     stream = build_stream(spec, cfg, data, seed, device)
     data_id = tensor_digest(*stream.x_train, *stream.y_train, *stream.x_test, *stream.y_test)
-    fingerprint = json.dumps([spec.name, seed, cfg, data_id], sort_keys=True)
+    fingerprint = run_fingerprint(spec.name, seed, cfg, data_id, module=__name__)
     ckpt = Path(checkpoint) if checkpoint else None
     done: list[dict] = []
     state = load_checkpoint(ckpt, read_json)

@@ -13,7 +13,6 @@ scaling and mask ablation share runs with the same name, so each runs once.
 
 from __future__ import annotations
 
-import json
 import shutil
 import time
 from contextlib import nullcontext
@@ -26,6 +25,7 @@ import torch
 from ..device import describe
 from ..io import tensor_digest, write_json
 from ..models import lookahead_gpt as lg
+from ..provenance import run_fingerprint
 from ..seeding import seed_everything
 from ..tasks import planning as pl
 from ..training import LoopConfig, make_optimizer, train_loop
@@ -231,7 +231,7 @@ class Run:
         opt = self.make_optimizer(o["name"], o["lr"])
         loop = LoopConfig(epochs=t["epochs"], batch_size=t["batch_size"], eval_every=t["eval_every"],
                           checkpoint_every=t["checkpoint_every"])
-        fingerprint = json.dumps([self.spec.name, self.seed, self.cfg, self.data_id], sort_keys=True)
+        fingerprint = run_fingerprint(self.spec.name, self.seed, self.cfg, self.data_id, module=__name__)
         return train_loop(self.model, opt, self.loss, self.n, loop, self.generator, self.evaluate,
                           checkpoint=checkpoint, progress=progress, fingerprint=fingerprint,
                           state_objects={"torch_rng": TorchRNG()})
