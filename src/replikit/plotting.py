@@ -127,10 +127,11 @@ def forest_plot(card: dict, path: str | Path) -> None:
     rather than being cut. Claims that were not measured are listed, not drawn."""
     rows = [(c, p) for c in card["claims"] for p in c["parts"]]
     titles = [_row_title(c, p) for c, p in rows]
-    ratios = [1 + 0.28 * t.count("\n") for t in titles] or [1]
+    # tight_layout pads every row for the tallest title, so each row's height allows for it
+    lines = max((t.count("\n") + 1 for t in titles), default=1)
+    n = max(len(rows), 1)
     set_style()
-    fig, axes = pyplot().subplots(len(ratios), 1, figsize=(9, 0.62 * sum(ratios) + 0.9), squeeze=False,
-                                  gridspec_kw={"height_ratios": ratios})
+    fig, axes = pyplot().subplots(n, 1, figsize=(9, (0.62 + 0.16 * (lines - 1)) * n + 0.9), squeeze=False)
     stars = False
     for ax, (_, part), title in zip(axes[:, 0], rows, titles, strict=False):
         colour = VERDICT_COLOURS[part["verdict"]]
