@@ -71,8 +71,10 @@ def wait_for_states(rid: str, n: int, final: set[str], timeout: float = 60) -> l
 
 
 def masked(path: Path) -> bytes:
-    """The file's bytes with its wall-clock field blanked (`elapsed_s`, seconds of this run)."""
-    return re.sub(rb'"elapsed_s": [0-9.eE+-]+', b'"elapsed_s": null', path.read_bytes())
+    """The file's bytes with its wall-clock fields blanked: `elapsed_s` (seconds of this run) and
+    `computed_by.ran` (when it ran)."""
+    data = re.sub(rb'"elapsed_s": [0-9.eE+-]+', b'"elapsed_s": null', path.read_bytes())
+    return re.sub(rb'"ran": "[^"]*"', b'"ran": null', data)
 
 
 @pytest.fixture(scope="module")
