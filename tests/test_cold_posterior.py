@@ -3,6 +3,7 @@ chain resume and divergence, curation, and claims on synthetic results."""
 
 from __future__ import annotations
 
+import copy
 import math
 
 import numpy as np
@@ -16,7 +17,7 @@ from replikit.papers import cold_posterior as cp
 from replikit.papers import cold_posterior_analysis as an
 from replikit.posterior import Ensemble, expected_calibration_error, predictive_metrics
 from replikit.samplers import SGMCMC, Schedule
-from replikit.training import DivergenceError
+from replikit.training import DivergenceError, train_loop
 
 # ---------------------------------------------------------------- sampler vs closed form
 
@@ -225,24 +226,97 @@ def test_killed_chain_resumes_with_the_same_samples(tiny_images, tmp_path):
     assert reference[1.0]["metrics"] != reference[0.1]["metrics"]
 
     killed = _run(tiny_images)
-    original, calls = killed.make_loss, []
+    original, calls = killed.make_chain_loss, []
 
-    def loss_then_die(weight):
-        inner = original(weight)
+    def loss_then_die(stack, weights):
+        inner, per_chain = original(stack, weights)
 
         def loss(idx):
             calls.append(1)
-            if len(calls) == 40:  # 4 steps/epoch: mid-way through the T=1 branch, after a sample
+            if len(calls) == 11:  # 4 steps/epoch: in the chains' third epoch, after their first sample
                 raise KeyboardInterrupt
             return inner(idx)
-        return loss
+        return loss, per_chain
 
-    killed.make_loss = loss_then_die
+    killed.make_chain_loss = loss_then_die
     with pytest.raises(KeyboardInterrupt):
         killed.train(tmp_path / "kill", progress=False)
-    assert (tmp_path / "kill" / "burnin_done.pt").exists() and (tmp_path / "kill" / "T0_done.pt").exists()
+    assert (tmp_path / "kill" / "burnin_done.pt").exists() and (tmp_path / "kill" / "chains.ckpt").exists()
+    assert not (tmp_path / "kill" / "chains_done.pt").exists()
     resumed = _run(tiny_images).train(tmp_path / "kill", progress=False)
     assert resumed == reference
+
+
+def _sequential(run: cp.Run, temperatures: list[float], warm: dict) -> dict[float, dict]:
+    """The reference: each temperature sampled on its own, one network and one single-chain sampler
+    after another from the burn-in state (what a job did before the chains were batched)."""
+    c, out = run.cfg, {}
+    for t in temperatures:
+        run.model.load_state_dict(warm["model"])
+        sampler = run.make_sampler()
+        sampler.load_state_dict(copy.deepcopy(warm["sampler"]))
+        run.generator.set_state(warm["generator"])
+        sampler.temperature, weight = run.tempering(t)
+        ensemble = Ensemble()
+
+        def evaluate(done, ensemble=ensemble):
+            if done and run.is_sample_epoch(c["ramp_start"] + done):
+                ensemble.add(c["ramp_start"] + done, run.test_probs())
+            return {}
+
+        loop = run._loop(c["epochs"] - c["ramp_start"])
+        history = train_loop(run.model, sampler, run.make_loss(weight), run.n, loop, run.generator, evaluate,
+                             progress=False)
+        out[t] = {"metrics": ensemble.metrics(run.y_test.cpu(), splits={"val": run.val_mask}),
+                  "train_loss": [h["train_loss"] for h in history if "train_loss" in h],
+                  "params": [p.detach().clone() for p in run.model.parameters()],
+                  "buffers": [b.clone() for b in run.model.buffers()]}
+    return out
+
+
+@pytest.mark.parametrize("temper", cp.TEMPERING)
+@pytest.mark.parametrize("precondition,batchnorm", [(True, True), (False, False), (True, False)])
+def test_batched_chains_equal_the_sequential_branches(tiny_images, tmp_path, temper, precondition, batchnorm):
+    """Every temperature of the chain stack follows its own sequential branch: same parameters,
+    BatchNorm statistics, per-epoch losses and ensemble metrics, within float rounding."""
+    name = MAIN.replace("temper-posterior", f"temper-{temper}")
+    over = {"sampler": {"method": "sghmc", "lr": 0.05, "momentum": 0.9, "precondition": precondition},
+            "model": {"name": "convnet", "width": 4, "batchnorm": batchnorm, "invariant": "canonical"}}
+    run = _run(tiny_images, name, **over)
+    run.train(tmp_path, progress=False)  # the burn-in, saved for the reference
+    warm = torch.load(tmp_path / "burnin_done.pt", weights_only=False)
+    temps = cp.branch_temperatures(run.cfg)
+    batched = _run(tiny_images, name, **over)
+    out = batched.sample_chains(temps, warm, tmp_path / "chains_test.ckpt", "fp", progress=False)
+    reference = _sequential(_run(tiny_images, name, **over), temps, warm)
+    for t in temps:
+        ref, got = reference[t], out[t]
+        assert got["train_loss"] == pytest.approx(ref["train_loss"], rel=1e-4, abs=1e-6), t
+        for key in ("nll", "accuracy", "val_nll", "brier", "n_samples"):
+            assert got["metrics"][key] == pytest.approx(ref["metrics"][key], rel=1e-4, abs=1e-6), (t, key)
+    assert out[1.0]["metrics"] != out[0.0]["metrics"]  # the chains are not copies of one another
+
+
+def test_batched_chains_end_where_the_sequential_ones_do(tiny_images, tmp_path):
+    """Parameters and BatchNorm statistics of every chain after the last step, against the sequential
+    branches (the stack is read back per chain with ChainStack.chain)."""
+    run = _run(tiny_images)
+    run.train(tmp_path, progress=False)
+    warm = torch.load(tmp_path / "burnin_done.pt", weights_only=False)
+    temps = cp.branch_temperatures(run.cfg)
+    batched = _run(tiny_images)
+    stack, sampler = batched.chain_stack(temps, warm)
+    batched.generator.set_state(warm["generator"])
+    loss, _ = batched.make_chain_loss(stack, [batched.tempering(t)[1] for t in temps])
+    train_loop(stack, sampler, loss, batched.n, batched._loop(run.cfg["epochs"] - run.cfg["ramp_start"]),
+               batched.generator, progress=False)
+    reference = _sequential(_run(tiny_images), temps, warm)
+    for i, t in enumerate(temps):
+        chain = stack.chain(i, cp.build_network(run.cfg, 4, False))
+        for got, ref in zip(chain.parameters(), reference[t]["params"], strict=True):
+            torch.testing.assert_close(got, ref, rtol=1e-4, atol=1e-5)
+        for got, ref in zip(chain.buffers(), reference[t]["buffers"], strict=True):
+            torch.testing.assert_close(got, ref, rtol=1e-4, atol=1e-5)
 
 
 def test_invariant_and_curated_chains_run(tiny_images, tmp_path):

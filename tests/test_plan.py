@@ -16,7 +16,9 @@ from torch import nn
 from replikit import plan as pl
 from replikit import plan_jobs as pj
 from replikit.papers.interface import get
-from replikit.plan_cost import Setup, measure_step
+from replikit.models.chains import ChainStack
+from replikit.models.convnet import ConvNet
+from replikit.plan_cost import Setup, fake_module, launches, measure_step
 
 # a rank-collapse config whose step needs a few hundred MB: large enough to read off the process's RSS
 RC_SMALL = {
@@ -55,6 +57,37 @@ def test_linear_step_flops_and_memory_are_counted_exactly():
     weights, inputs, outputs = 4 * d_in * d_out, 4 * batch * d_in, 4 * batch * d_out
     # weights + gradient + input + the saved output at least; never more than a few copies of each
     assert 2 * weights + inputs + outputs <= cost.peak_bytes <= 3 * (2 * weights + inputs + outputs)
+
+
+def test_metadata_queries_are_not_launches():
+    """prim::device (asked ~3 times per op of a convolutional step) and profiler markers launch no
+    kernel; aten ops that compute do, views do not."""
+    assert not launches(torch.ops.prim.device.default)
+    assert launches(torch.ops.aten.add.Tensor) and launches(torch.ops.aten.convolution.default)
+    assert not launches(torch.ops.aten.view.default)
+
+
+def test_a_chain_stack_step_costs_c_networks_in_flops_and_memory_but_not_in_ops():
+    """C stacked chains: C times one network's FLOPs (torch's own counter would over-count the grouped
+    convolutions' weight gradient), C times its memory less the shared data, and about the ops of one
+    network (the point of stacking: one set of launches for every chain)."""
+    def build(chains: int | None):
+        def setup() -> Setup:
+            x, y = torch.randn(64, 3, 16, 16), torch.randint(0, 10, (64,))
+            model = fake_module(lambda: ConvNet(10, 8, batchnorm=True) if chains is None
+                                else ChainStack([ConvNet(10, 8, batchnorm=True)] * chains))
+            opt = torch.optim.SGD(model.parameters(), lr=0.1)
+            if chains is None:
+                return Setup(model, lambda: nn.functional.cross_entropy(model(x), y), opt, [x, y])
+            return Setup(model, lambda: model(x).logsumexp(-1).sum(), opt, [x, y], chains=chains,
+                         one_chain=build(None))
+        return setup
+
+    one, stack = measure_step(build(None)), measure_step(build(6))
+    assert stack.flops == pytest.approx(6 * one.flops)
+    data = 64 * 3 * 16 * 16 * 4 + 64 * 8
+    assert stack.peak_bytes == 6 * (one.peak_bytes - data) + data
+    assert stack.ops < 2 * one.ops
 
 
 def test_estimated_peak_matches_a_measured_cpu_peak(small_config):

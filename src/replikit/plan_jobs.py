@@ -8,9 +8,9 @@ the same loss on a batch of the real shape, with the data the job keeps on the d
 passes are not counted (training steps only). Steps per job, with `n` training examples:
 
 - benign memorization: epochs * floor(n / batch)  (train_loop drops the last partial batch);
-- cold posterior: floor(n / batch) * (ramp_start + T * (epochs - ramp_start)), one shared burn-in and
-  one branch per temperature (T = the temperatures, + 1 with sgd_baseline); curation runs train on
-  curated_size images;
+- cold posterior: floor(n / batch) * ramp_start steps of the shared burn-in (one network), then
+  floor(n / batch) * (epochs - ramp_start) steps of the chain stack, which advances all T chains at
+  once (T = the temperatures, + 1 with sgd_baseline); curation runs train on curated_size images;
 - continual learning, per network of the run's sweep: sequential n_tasks * epochs * ceil(n_task /
   batch), joint epochs * ceil(n_tasks * n_task / batch) (the last partial batch is kept);
 - latent lookahead: epochs * floor(n_train / batch), n_train from the task's split fractions;
@@ -105,6 +105,7 @@ def benign_memorization(cfg: dict, run: str) -> JobPlan:
 
 
 def cold_posterior(cfg: dict, run: str) -> JobPlan:
+    from .models.chains import ChainStack
     from .models.invariant import GROUP_SIZE, d4_batch
     from .papers import cold_posterior as cp
     from .posterior import gaussian_prior_energy, prior_parameters
@@ -119,41 +120,66 @@ def cold_posterior(cfg: dict, run: str) -> JobPlan:
     spe = _batches(n, b)
     s = cfg["sampler"]
 
-    def setup() -> Setup:
-        """cold_posterior.Run.make_loss and make_sampler: the run's views of a float batch, mean NLL
-        plus the Gaussian prior energy / n, one SG-MCMC step at temperature 1 after the ramp, on the
-        sampler's GPU path."""
-        model = fake_module(lambda: cp.build_network(cfg, NUM_CLASSES, spec.model == "inv"))
-        params = prior_parameters(model)
-        sampler = SGMCMC(model.parameters(), lr=s["lr"], num_data=num_data, method=s["method"],
-                         momentum=s["momentum"], precondition=s["precondition"],
-                         schedule=Schedule(spe, cfg["cycle_epochs"], cfg["ramp_start"], cfg["sample_start"]))
-        sampler.step_count = spe * cfg["sample_start"]  # past the ramp: the noise is drawn
-        sampler.fused = True  # the path it takes on a GPU (one noise draw, foreach norms)
-        x, y = torch.empty(n, 3, size, size), torch.zeros(n, dtype=torch.long)
-        x_test = torch.empty(n_test, 3, size, size)
-        mean, std = (torch.tensor(v).view(1, 3, 1, 1) for v in (cp.CIFAR_MEAN, cp.CIFAR_STD))
-        crop = aug.AugmentSpec(crop="pad", pad=max(1, size // 8), flip=True)
+    temps = cp.branch_temperatures(cfg)
 
-        def loss() -> torch.Tensor:
-            idx = torch.randint(0, n, (b,))
-            xb = x[idx]
-            if spec.augmentation == "d4":
-                xb = d4_batch(xb, torch.randint(0, GROUP_SIZE, (b,)))
-            elif spec.augmentation != "none":
-                xb = aug.augment(xb, torch.rand(b, aug.N_UNIFORMS), crop)
-            xb = (xb - mean) / std
-            nll = F.cross_entropy(model(xb), y[idx])
-            return nll + gaussian_prior_energy(params, spec.prior) / num_data
+    def setup(chains: int | None) -> Builder:
+        """cold_posterior.Run.make_loss and make_sampler (chains None: the burn-in's one network) or
+        make_chain_loss and chain_stack (a stack of `chains` networks): the run's views of a float
+        batch, mean NLL plus the Gaussian prior energy / n, one SG-MCMC step past the ramp (the noise
+        is drawn), on the sampler's GPU path."""
+        def build() -> Setup:
+            def network() -> torch.nn.Module:
+                return cp.build_network(cfg, NUM_CLASSES, spec.model == "inv")
 
-        return Setup(model, loss, sampler, [x, y, x_test])
+            if chains is None:
+                model = fake_module(network)
+                params = prior_parameters(model)
+            else:
+                model = fake_module(lambda: ChainStack([network() for _ in range(chains)]))
+                template = network()
+                names = {id(p): n for n, p in template.named_parameters()}
+                params = [model.stacked(names[id(p)]) for p in prior_parameters(template)]
+            sampler = SGMCMC(model.parameters(), lr=s["lr"], num_data=num_data, method=s["method"],
+                             momentum=s["momentum"], precondition=s["precondition"],
+                             temperature=1.0 if chains is None else [1.0] * chains,
+                             schedule=Schedule(spe, cfg["cycle_epochs"], cfg["ramp_start"],
+                                               cfg["sample_start"]))
+            sampler.step_count = spe * cfg["sample_start"]  # past the ramp: the noise is drawn
+            sampler.fused = True  # the path it takes on a GPU (one noise draw, foreach norms)
+            x, y = torch.empty(n, 3, size, size), torch.zeros(n, dtype=torch.long)
+            x_test = torch.empty(n_test, 3, size, size)
+            mean, std = (torch.tensor(v).view(1, 3, 1, 1) for v in (cp.CIFAR_MEAN, cp.CIFAR_STD))
+            crop = aug.AugmentSpec(crop="pad", pad=max(1, size // 8), flip=True)
 
-    temps = len(cp.branch_temperatures(cfg))
-    steps = spe * (cfg["ramp_start"] + temps * (cfg["epochs"] - cfg["ramp_start"]))
+            def loss() -> torch.Tensor:
+                idx = torch.randint(0, n, (b,))
+                xb = x[idx]
+                if spec.augmentation == "d4":
+                    xb = d4_batch(xb, torch.randint(0, GROUP_SIZE, (b,)))
+                elif spec.augmentation != "none":
+                    xb = aug.augment(xb, torch.rand(b, aug.N_UNIFORMS), crop)
+                xb = (xb - mean) / std
+                if chains is None:
+                    nll = F.cross_entropy(model(xb), y[idx])
+                    return nll + gaussian_prior_energy(params, spec.prior) / num_data
+                logits = model(xb)
+                nll = F.cross_entropy(logits.flatten(0, 1), y[idx].repeat(chains), reduction="none")
+                energy = gaussian_prior_energy(params, spec.prior, chains=True)
+                return (nll.view(chains, -1).mean(1) + energy / num_data).sum()
+
+            if chains is None:
+                return Setup(model, loss, sampler, [x, y, x_test])
+            return Setup(model, loss, sampler, [x, y, x_test], chains=chains, one_chain=setup(None))
+
+        return build
+
     key = ("cp", str(cfg["model"]), spec.model, spec.augmentation, n, n_test, size, b)
-    formula = (f"floor({n}/{b}) x (ramp_start {cfg['ramp_start']} + {temps} temperatures x "
-               f"(epochs {cfg['epochs']} - {cfg['ramp_start']}))")
-    return JobPlan([Piece(key, setup, steps)], formula, "cold_posterior.batch_size")
+    formula = (f"floor({n}/{b}) x ramp_start {cfg['ramp_start']} (burn-in) + floor({n}/{b}) x "
+               f"(epochs {cfg['epochs']} - {cfg['ramp_start']}) steps of {len(temps)} chains at once")
+    chain_steps = spe * (cfg["epochs"] - cfg["ramp_start"])
+    return JobPlan([Piece(key + ("burn-in",), setup(None), spe * cfg["ramp_start"]),
+                    Piece(key + (len(temps), "chains"), setup(len(temps)), chain_steps)],
+                   formula, "cold_posterior.batch_size")
 
 
 # ---------------------------------------------------------------- continual learning

@@ -12,8 +12,11 @@ def prior_parameters(model: nn.Module) -> list[torch.Tensor]:
     return [p for m in model.modules() if isinstance(m, (nn.Conv2d, nn.Linear)) for p in m.parameters()]
 
 
-def gaussian_prior_energy(params: list[torch.Tensor], std: float) -> torch.Tensor:
-    """-log N(params; 0, std^2 I) up to a constant: sum(theta^2) / (2 std^2)."""
+def gaussian_prior_energy(params: list[torch.Tensor], std: float, chains: bool = False) -> torch.Tensor:
+    """-log N(params; 0, std^2 I) up to a constant: sum(theta^2) / (2 std^2); with `chains`, the
+    parameters are stacked chains (leading dimension) and the result has one energy per chain."""
+    if chains:
+        return sum(p.pow(2).flatten(1).sum(1) for p in params) / (2 * std**2)
     return sum(p.pow(2).sum() for p in params) / (2 * std**2)
 
 

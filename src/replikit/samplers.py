@@ -19,11 +19,19 @@ parameters (so `lr` keeps its meaning); it is frozen during an epoch and re-esti
 epoch end (constant within an epoch, so each epoch still targets exp(-U/T)). The noise generator
 (on the parameters' device) is part of the optimizer's state_dict, so a resumed chain draws the
 same noise.
+
+Chains: with a list of temperatures, every parameter carries a leading chain dimension (one chain
+per temperature, e.g. the stacked weights of `replikit.models.chains.ChainStack`) and one step
+advances them all. Each chain has its own temperature, preconditioner and momentum; the step size,
+the schedule and the noise draws are shared (paired across temperatures: each draw has the shape of
+one chain's tensor and every chain receives it, scaled by its own noise level), so chain c follows
+the single-chain sampler at temperature T_c started from the same state, up to float rounding.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
@@ -68,19 +76,28 @@ class SGMCMC(torch.optim.Optimizer):
     generator, so a GPU chain is "same seed, same statistics", not the CPU chain's numbers.
     """
 
-    def __init__(self, params, lr: float, num_data: int, temperature: float = 1.0,
+    def __init__(self, params, lr: float, num_data: int, temperature: float | Sequence[float] = 1.0,
                  method: str = "sghmc", momentum: float = 0.9, precondition: bool = False,
                  schedule: Schedule | None = None, seed: int = 0, eps: float = 1e-12) -> None:
         if method not in ("sgld", "sghmc"):
             raise ValueError(f"unknown SG-MCMC method {method!r}: use sgld or sghmc")
-        if lr <= 0 or num_data < 1 or temperature < 0 or not 0 <= momentum < 1:
+        # a list of temperatures: one chain each, on the parameters' leading dimension
+        self.chains = None if isinstance(temperature, (int, float)) else len(temperature)
+        temps = [float(temperature)] if self.chains is None else [float(t) for t in temperature]
+        if self.chains == 0:
+            raise ValueError("chain mode needs at least one temperature")
+        if lr <= 0 or num_data < 1 or min(temps) < 0 or not 0 <= momentum < 1:
             raise ValueError(f"bad sampler settings: lr={lr}, num_data={num_data}, "
                              f"temperature={temperature}, momentum={momentum}")
         super().__init__(params, {"lr": lr})
-        self.num_data, self.temperature, self.method = num_data, temperature, method
+        self.num_data, self.method = num_data, method
+        self.temperature: float | list[float] = temps[0] if self.chains is None else temps
         self.momentum, self.precondition, self.eps = momentum, precondition, eps
         self.schedule = schedule or Schedule(steps_per_epoch=1)
         params = self._params()
+        if self.chains is not None and any(p.ndim < 1 or p.shape[0] != self.chains for p in params):
+            raise ValueError(f"{self.chains} temperatures, but not every parameter has {self.chains} "
+                             "chains on its leading dimension")
         self.device = params[0].device if params else torch.device("cpu")
         self.generator = torch.Generator(device=self.device).manual_seed(seed)
         # off the CPU: one noise draw for all tensors and foreach norms for the squared gradients
@@ -91,24 +108,31 @@ class SGMCMC(torch.optim.Optimizer):
         self.step_count = 0
         # per parameter: squared-gradient sum of the current epoch (float64, on the device)
         self._sq: dict[torch.Tensor, torch.Tensor] = {}
+        # chain mode, per parameter: (G, sqrt(G*T)) of every chain, shaped to broadcast over it
+        self._coef: dict[torch.Tensor, tuple[torch.Tensor, torch.Tensor]] = {}
 
     def _params(self) -> list[torch.Tensor]:
         return [p for g in self.param_groups for p in g["params"]]
 
     def current(self) -> tuple[float, float]:
-        """(step size factor, temperature) of the next step."""
+        """(step size factor, temperature) of the next step; in chain mode the temperature is the
+        schedule's factor, which multiplies every chain's temperature."""
         s = self.schedule
-        return s.lr_factor(self.step_count), self.temperature * s.temperature_factor(self.step_count)
+        factor = s.temperature_factor(self.step_count)
+        base = 1.0 if self.chains is not None else self.temperature
+        return s.lr_factor(self.step_count), base * factor
 
     def _noise(self, params: list[torch.Tensor]) -> list[torch.Tensor]:
+        """One standard normal draw per tensor, of one chain's shape in chain mode (shared by all)."""
+        shapes = [p.shape[1:] if self.chains is not None else p.shape for p in params]
         if not self.fused or len({p.dtype for p in params}) > 1:
-            return [torch.randn(p.shape, generator=self.generator, dtype=p.dtype, device=p.device)
-                    for p in params]
+            return [torch.randn(shape, generator=self.generator, dtype=p.dtype, device=p.device)
+                    for shape, p in zip(shapes, params, strict=True)]
         key = tuple(id(p) for p in params)
         if self._buffer is None or self._buffer[0] != key:  # one flat buffer, viewed per tensor
-            flat = torch.empty(sum(p.numel() for p in params), dtype=params[0].dtype, device=self.device)
-            chunks = flat.split([p.numel() for p in params])
-            views = [t.view_as(p) for t, p in zip(chunks, params, strict=True)]
+            sizes = [math.prod(shape) for shape in shapes]
+            flat = torch.empty(sum(sizes), dtype=params[0].dtype, device=self.device)
+            views = [t.view(shape) for t, shape in zip(flat.split(sizes), shapes, strict=True)]
             self._buffer = (key, flat, views)
         _, flat, views = self._buffer
         flat.normal_(generator=self.generator)
@@ -117,6 +141,9 @@ class SGMCMC(torch.optim.Optimizer):
     @torch.no_grad()
     def step(self, closure=None):  # noqa: D102
         loss = closure() if closure is not None else None
+        if self.chains is not None:
+            self._step_chains()
+            return loss
         lr_factor, temp = self.current()
         sghmc = self.method == "sghmc"
         for group in self.param_groups:
@@ -161,17 +188,74 @@ class SGMCMC(torch.optim.Optimizer):
                 torch._foreach_add_(vel, v)
                 v = vel
             torch._foreach_add_(params, v)
+        self._advance()
+        return loss
+
+    def _advance(self) -> None:
         self.step_count += 1
         if self.step_count % self.schedule.steps_per_epoch == 0:
             self._update_preconditioner()
-        return loss
+
+    def _chain_coefficients(self, p: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(G, sqrt(G*T)) of every chain of `p`, shaped (C, 1, ..., 1); rebuilt when G changes."""
+        if p not in self._coef:
+            G = torch.tensor(self.state[p]["precond"], dtype=torch.float64)
+            T = torch.tensor(self.temperature, dtype=torch.float64)
+            shape = (self.chains,) + (1,) * (p.ndim - 1)
+            self._coef[p] = tuple(v.to(p.dtype).view(shape).to(p.device) for v in (G, (G * T).sqrt()))
+        return self._coef[p]
+
+    def _step_chains(self) -> None:
+        """One step of every chain: v = -lr*G_c*grad + sqrt(2*lr*G_c*T_c*f/n [*(1-momentum)]) * xi,
+        with f the schedule's temperature factor and xi one draw per tensor shared by the chains."""
+        lr_factor, factor = self.current()
+        sghmc = self.method == "sghmc"
+        noisy = factor > 0 and max(self.temperature) > 0
+        for group in self.param_groups:
+            lr = group["lr"] * lr_factor
+            params = [p for p in group["params"] if p.grad is not None]
+            if not params:
+                continue
+            for p in params:
+                st = self.state[p]
+                if not st:
+                    st["precond"], st["sq_sum"] = [1.0] * self.chains, [0.0] * self.chains
+                    if sghmc:
+                        st["velocity"] = torch.zeros_like(p)
+                if p not in self._sq:
+                    self._sq[p] = torch.zeros(self.chains, dtype=torch.float64, device=p.device)
+            grads = [p.grad for p in params]
+            if self.precondition and self.fused:  # one foreach norm over every chain's slice
+                norms = torch.stack(torch._foreach_norm([g[c] for g in grads for c in range(self.chains)]))
+                numel = torch.tensor([g[0].numel() for g in grads], dtype=torch.float64, device=norms.device)
+                sq = norms.double().pow(2).view(len(grads), self.chains) / numel.view(-1, 1)
+                torch._foreach_add_([self._sq[p] for p in params], sq.unbind())
+            elif self.precondition:  # per chain: the mean squared gradient of the tensor
+                torch._foreach_add_([self._sq[p] for p in params],
+                                    [g.double().pow(2).flatten(1).mean(1) for g in grads])
+            coefs = [self._chain_coefficients(p) for p in params]
+            v = torch._foreach_mul(grads, [g for g, _ in coefs])
+            torch._foreach_mul_(v, -lr)
+            if noisy:
+                scale = 2 * lr * factor / self.num_data * ((1 - self.momentum) if sghmc else 1.0)
+                xi = [x.unsqueeze(0) for x in self._noise(params)]
+                noise = torch._foreach_mul(xi, [s for _, s in coefs])
+                torch._foreach_mul_(noise, math.sqrt(scale))
+                torch._foreach_add_(v, noise)
+            if sghmc:
+                vel = [self.state[p]["velocity"] for p in params]
+                torch._foreach_mul_(vel, self.momentum)
+                torch._foreach_add_(vel, v)
+                v = vel
+            torch._foreach_add_(params, v)
+        self._advance()
 
     def _sync_sq_sums(self) -> None:
         """Copy the device accumulators into the state's floats (one transfer)."""
         params = [p for p in self._params() if p in self.state and p in self._sq]
         if params:
             for p, v in zip(params, torch.stack([self._sq[p] for p in params]).tolist(), strict=True):
-                self.state[p]["sq_sum"] = v
+                self.state[p]["sq_sum"] = v  # a list of the chains' sums in chain mode
 
     def _update_preconditioner(self) -> None:
         params = [p for p in self._params() if p in self.state]
@@ -180,16 +264,26 @@ class SGMCMC(torch.optim.Optimizer):
             return
         if self.precondition:
             self._sync_sq_sums()
-            spe = self.schedule.steps_per_epoch
-            inv_rms = [1 / (math.sqrt(s["sq_sum"] / spe) + self.eps) for s in states]
-            sizes = [p.numel() for p in params]
-            mean = sum(g * n for g, n in zip(inv_rms, sizes, strict=True)) / sum(sizes)
-            for s, g in zip(states, inv_rms, strict=True):
-                s["precond"] = g / mean
+            for chain in [None] if self.chains is None else range(self.chains):
+                self._precondition(params, states, chain)  # each chain normalized over its own tensors
         for s in states:
-            s["sq_sum"] = 0.0
+            s["sq_sum"] = 0.0 if self.chains is None else [0.0] * self.chains
         for t in self._sq.values():
             t.zero_()
+        self._coef.clear()
+
+    def _precondition(self, params: list[torch.Tensor], states: list[dict], chain: int | None) -> None:
+        """G of each tensor from its squared-gradient sum (of chain `chain`; None: no chains)."""
+        spe = self.schedule.steps_per_epoch
+        sq = [s["sq_sum"] if chain is None else s["sq_sum"][chain] for s in states]
+        inv_rms = [1 / (math.sqrt(v / spe) + self.eps) for v in sq]
+        sizes = [p.numel() // (self.chains or 1) for p in params]
+        mean = sum(g * n for g, n in zip(inv_rms, sizes, strict=True)) / sum(sizes)
+        for s, g in zip(states, inv_rms, strict=True):
+            if chain is None:
+                s["precond"] = g / mean
+            else:
+                s["precond"][chain] = g / mean
 
     def state_dict(self) -> dict:
         self._sync_sq_sums()
@@ -210,3 +304,27 @@ class SGMCMC(torch.optim.Optimizer):
         self.step_count = extra["step_count"]
         self._sq = {p: torch.tensor(self.state[p]["sq_sum"], dtype=torch.float64, device=p.device)
                     for p in self._params() if p in self.state}
+        self._coef.clear()
+
+    def load_single_chain(self, state_dict: dict) -> None:
+        """Chain mode: start every chain from one single-chain sampler's state (of the network that
+        was stacked): the same preconditioner, momentum, noise generator and step count."""
+        if self.chains is None:
+            raise ValueError("load_single_chain is for a sampler in chain mode (a list of temperatures)")
+        state_dict = dict(state_dict)
+        extra = state_dict.pop("sampler")
+        params = self._params()
+        saved = state_dict["state"]
+        for i, p in enumerate(params):
+            if i not in saved:
+                continue
+            st = dict(saved[i])
+            st["precond"], st["sq_sum"] = [st["precond"]] * self.chains, [st["sq_sum"]] * self.chains
+            if "velocity" in st:
+                st["velocity"] = st["velocity"].to(p.device, p.dtype).unsqueeze(0).expand_as(p).clone()
+            self.state[p] = st
+        self.generator.set_state(extra["generator"])
+        self.step_count = extra["step_count"]
+        self._sq = {p: torch.tensor(self.state[p]["sq_sum"], dtype=torch.float64, device=p.device)
+                    for p in params if p in self.state}
+        self._coef.clear()

@@ -21,7 +21,10 @@ The likelihood of a batch of augmented views is their mean NLL times n, with n =
 (`n_convention: n`) or N*K views (`nK`, finite K only). All temperatures of a job share one
 burn-in (temperature factor 0, i.e. momentum SGD to the MAP) up to `ramp_start`; each then
 branches from the same state with the same data order and noise draws (paired across T).
-T = 0 (the `sgd_baseline`) continues the burn-in without noise: SGD/MAP.
+T = 0 (the `sgd_baseline`) continues the burn-in without noise: SGD/MAP. The branches run as one
+batched computation: the burn-in network copied once per temperature into a
+`replikit.models.chains.ChainStack`, sampled by one SG-MCMC optimizer in chain mode, so a step
+advances every temperature on the same batch with one set of kernel launches.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from .. import augment as aug
 from ..config import size_errors
 from ..data import data_identity, load_prepared, require_count, select_subset
 from ..io import torch_save
+from ..models.chains import ChainStack
 from ..models.convnet import ConvNet
 from ..models.invariant import GROUP_SIZE, Canonicalize, GroupAverage, d4_batch
 from ..models.resnet20 import ResNet20
@@ -298,12 +302,15 @@ class Run:
         return 1.0, 1.0 / temperature
 
     @torch.no_grad()
-    def test_probs(self) -> torch.Tensor:
-        self.model.eval()
-        out = [F.softmax(self.model(self.normalize(self.x_test[s:s + 500])).double(), 1).cpu()
+    def test_probs(self, model: nn.Module | None = None) -> torch.Tensor:
+        """Predictive probabilities of the test images under `model` (default: the run's network);
+        a chain stack gives them per chain, (C, n_test, classes)."""
+        model = model if model is not None else self.model
+        model.eval()
+        out = [F.softmax(model(self.normalize(self.x_test[s:s + 500])).double(), -1).cpu()
                for s in range(0, self.x_test.shape[0], 500)]
-        self.model.train()
-        return torch.cat(out)
+        model.train()
+        return torch.cat(out, dim=-2)
 
     def is_sample_epoch(self, epoch: int) -> bool:
         """Samples: the last `samples_per_cycle` epochs of every cycle from `sample_start` on."""
@@ -323,10 +330,11 @@ class Run:
                       momentum=s["momentum"], precondition=s["precondition"], schedule=schedule,
                       seed=derive_seed(self.seed, "sampler-noise"))
 
-    def train(self, workdir: str | Path, progress: bool = True) -> dict[str, dict]:
-        """Burn in once, then sample every temperature from the burn-in state; returns
-        {temperature: {"metrics", "history", "sample_epochs"}}. `workdir` holds checkpoints and the
-        finished phases, so a killed job resumes where it stopped and collects the same samples."""
+    def train(self, workdir: str | Path, progress: bool = True) -> dict[float, dict]:
+        """Burn in once, then sample every temperature from the burn-in state, all in one batched
+        chain stack; returns {temperature: {"metrics", "train_loss", "sample_epochs", ...}}. `workdir`
+        holds checkpoints and the finished phases, so a killed job resumes where it stopped and
+        collects the same samples."""
         c, work = self.cfg, Path(workdir)
         work.mkdir(parents=True, exist_ok=True)
         fp = run_fingerprint(self.spec.name, self.seed, training_config(c), self.data_id, module=__name__)
@@ -340,40 +348,78 @@ class Run:
             warm = copy.deepcopy({"model": self.model.state_dict(), "sampler": sampler.state_dict(),
                                   "generator": self.generator.get_state(), "fingerprint": fp})
             torch_save(warm_file, warm)
-        out = {}
-        for t in branch_temperatures(c):
-            done = work / f"T{t:g}_done.pt"
-            finished = load_checkpoint(done)
-            if finished is not None and finished["fingerprint"] == fp:
-                out[t] = finished["result"]
-                continue
-            out[t] = self._branch(t, warm, sampler, work / f"T{t:g}.ckpt", fp, progress)
-            torch_save(done, {"result": out[t], "fingerprint": fp})
+        done = work / "chains_done.pt"
+        finished = load_checkpoint(done)
+        if finished is not None and finished["fingerprint"] == fp:
+            return finished["result"]
+        out = self.sample_chains(branch_temperatures(c), warm, work / "chains.ckpt", fp, progress)
+        torch_save(done, {"result": out, "fingerprint": fp})
         return out
 
-    def _branch(self, t: float, warm: dict, sampler: SGMCMC, ckpt: Path, fp: str, progress: bool) -> dict:
+    def chain_stack(self, temperatures: list[float], warm: dict) -> tuple[ChainStack, SGMCMC]:
+        """One chain per temperature, each the burn-in network, and their sampler in chain mode
+        (each chain with its tempering's sampler temperature, all from the burn-in sampler's state)."""
+        self.model.load_state_dict(warm["model"])
+        stack = ChainStack([self.model] * len(temperatures))
+        s = self.cfg["sampler"]
+        sampler = SGMCMC(stack.parameters(), lr=s["lr"], num_data=self.num_data, method=s["method"],
+                         momentum=s["momentum"], precondition=s["precondition"],
+                         temperature=[self.tempering(t)[0] for t in temperatures],
+                         schedule=self.make_sampler().schedule, seed=derive_seed(self.seed, "sampler-noise"))
+        sampler.load_single_chain(copy.deepcopy(warm["sampler"]))
+        return stack, sampler
+
+    def sample_chains(self, temperatures: list[float], warm: dict, ckpt: Path, fp: str,
+                      progress: bool = True) -> dict[float, dict]:
+        """Every temperature from the burn-in state `warm`, as one chain stack on the same batches."""
         c = self.cfg
-        self.model.load_state_dict(warm["model"])  # copies: `warm` stays the burn-in state
-        sampler.load_state_dict(copy.deepcopy(warm["sampler"]))
+        stack, sampler = self.chain_stack(temperatures, warm)
         self.generator.set_state(warm["generator"])
-        sampler.temperature, prior_weight = self.tempering(t)
-        ensemble = Ensemble()
+        weights = [self.tempering(t)[1] for t in temperatures]
+        ensembles = [Ensemble() for _ in temperatures]
+        loss_fn, per_chain = self.make_chain_loss(stack, weights)
+        steps = steps_per_epoch(self.n, self._loop(1))
 
         def evaluate(done: int) -> dict[str, float]:
             epoch = c["ramp_start"] + done
             if done and self.is_sample_epoch(epoch):
-                ensemble.add(epoch, self.test_probs())
-            return {}
+                for e, probs in zip(ensembles, self.test_probs(stack), strict=True):
+                    e.add(epoch, probs)
+            losses = (per_chain / steps).tolist()
+            per_chain.zero_()
+            return {f"loss_chain{i}": v for i, v in enumerate(losses)} if done else {}
 
-        history = train_loop(self.model, sampler, self.make_loss(prior_weight), self.n,
-                             self._loop(c["epochs"] - c["ramp_start"]), self.generator, evaluate,
-                             checkpoint=ckpt, progress=progress, fingerprint=f"{fp}T{t:g}",
-                             state_objects={"ensemble": ensemble})
-        metrics = ensemble.metrics(self.y_test.cpu(),
-                                   splits={"val": self.val_mask, "heldout": ~self.val_mask})
-        losses = [h["train_loss"] for h in history if "train_loss" in h]
-        return {"metrics": metrics, "train_loss": losses, "sample_epochs": ensemble.epochs,
-                "sampler_temperature": sampler.temperature, "prior_weight": prior_weight}
+        history = train_loop(stack, sampler, loss_fn, self.n, self._loop(c["epochs"] - c["ramp_start"]),
+                             self.generator, evaluate, checkpoint=ckpt, progress=progress,
+                             fingerprint=f"{fp}chains{temperatures}",
+                             state_objects={f"ensemble{i}": e for i, e in enumerate(ensembles)})
+        out = {}
+        for i, (t, ensemble) in enumerate(zip(temperatures, ensembles, strict=True)):
+            metrics = ensemble.metrics(self.y_test.cpu(),
+                                       splits={"val": self.val_mask, "heldout": ~self.val_mask})
+            losses = [h[f"loss_chain{i}"] for h in history if f"loss_chain{i}" in h]
+            out[t] = {"metrics": metrics, "train_loss": losses, "sample_epochs": ensemble.epochs,
+                      "sampler_temperature": sampler.temperature[i], "prior_weight": weights[i]}
+        return out
+
+    def make_chain_loss(self, stack: ChainStack, prior_weights: list[float]):
+        """The chains' summed per-example potentials (each chain: mean NLL of the batch + its prior
+        weight * (-log prior) / n), and the float64 tensor to which every step adds each chain's own."""
+        weights = torch.tensor(prior_weights, device=self.device)
+        names = {id(p): n for n, p in self.model.named_parameters()}
+        prior = [stack.stacked(names[id(p)]) for p in self.prior_params]
+        per_chain = torch.zeros(stack.chains, dtype=torch.float64, device=self.device)
+        std, chains = self.spec.prior, stack.chains
+
+        def loss(idx: torch.Tensor) -> torch.Tensor:
+            y = self.y[idx.to(self.device)]
+            logits = stack(self.views(idx, self.generator))
+            nll = F.cross_entropy(logits.flatten(0, 1), y.repeat(chains), reduction="none").view(chains, -1)
+            potential = nll.mean(1) + weights * gaussian_prior_energy(prior, std, chains=True) / self.num_data
+            per_chain.add_(potential.detach().double())
+            return potential.sum()
+
+        return loss, per_chain
 
 
 def load_run(run: str, seed: int | str, cfg: dict, tensors_path: str, manifest_path: str,
