@@ -15,9 +15,9 @@ from torch import nn
 
 from replikit import plan as pl
 from replikit import plan_jobs as pj
-from replikit.papers.interface import get
 from replikit.models.chains import ChainStack
 from replikit.models.convnet import ConvNet
+from replikit.papers.interface import get
 from replikit.plan_cost import Setup, fake_module, launches, measure_step
 
 # a rank-collapse config whose step needs a few hundred MB: large enough to read off the process's RSS
