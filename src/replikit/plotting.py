@@ -8,6 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
+import numpy as np
+
 
 class LazyModule:
     """Module `name`, imported on its first attribute access. Claims jobs import their paper's figure
@@ -60,13 +62,80 @@ def new_figure(ncols: int = 1, width: float = 5.0, height: float = 3.6):
     return pyplot().subplots(1, ncols, figsize=(width * ncols, height), squeeze=False)
 
 
-def save(fig, path: str | Path, title: str, scale: str, subset: bool) -> None:
-    """Title the figure with its scale (and a CIFAR-10 subset warning) and save atomically."""
+def _rgb(colour) -> tuple | None:
+    from matplotlib.colors import to_rgb
+
+    try:
+        return tuple(round(v, 3) for v in to_rgb(colour))
+    except (ValueError, TypeError):
+        return None
+
+
+def _legend_keys(axes) -> tuple[dict, dict]:
+    """From the legends of `axes`: colour -> label (coloured keys) and line style -> label (keys in a
+    neutral grey, which encode by line style); the first label of each."""
+    by_colour, by_style = {}, {}
+    for ax in axes:
+        legend = ax.get_legend()
+        if legend is None:
+            continue
+        for text, handle in zip(legend.get_texts(), legend.legend_handles, strict=False):
+            if handle is None or not hasattr(handle, "get_color") or not handle.get_visible() \
+                    or handle.get_linewidth() == 0:  # seaborn's subtitles ("model", "K") draw nothing
+                continue
+            rgb = _rgb(handle.get_color())
+            if rgb is not None and rgb[0] == rgb[1] == rgb[2]:
+                by_style.setdefault(handle.get_linestyle(), text.get_text())
+            elif rgb is not None:
+                by_colour.setdefault(rgb, text.get_text())
+    return by_colour, by_style
+
+
+def say_coinciding(fig) -> None:
+    """In every panel where two differently drawn series (colour or line style) lie exactly on top of
+    each other, the lower one hidden, name them in the panel: "'invariant (D4), K=1' and
+    'invariant (D4), K=8' coincide"."""
+    every_colour, every_style = _legend_keys(fig.axes)
+    for ax in fig.axes:
+        own_colour, own_style = _legend_keys([ax])
+        colours, styles = {**every_colour, **own_colour}, {**every_style, **own_style}
+
+        def name(line, colours=colours, styles=styles) -> str:
+            parts = [colours.get(_rgb(line.get_color())), styles.get(line.get_linestyle())]
+            return ", ".join(p for p in parts if p) or "a series"
+
+        seen: dict[tuple, object] = {}
+        pairs = []
+        for line in ax.lines:
+            x, y = np.asarray(line.get_xdata(), dtype=float), np.asarray(line.get_ydata(), dtype=float)
+            if y.size < 2 or not np.isfinite(y).all():
+                continue
+            key = (x.tobytes(), np.round(y, 12).tobytes())
+            look = (_rgb(line.get_color()), line.get_linestyle())
+            if key in seen and (_rgb(seen[key].get_color()), seen[key].get_linestyle()) != look:
+                pairs.append((name(seen[key]), name(line)))
+            seen.setdefault(key, line)
+        if pairs and not any("all arms" in t.get_text() for t in ax.texts):  # else said already
+            said = "; ".join(f"'{a}' and '{b}'" for a, b in dict.fromkeys(pairs))
+            ax.text(0.02, 0.98, f"{said} coincide (identical values; one hides the other)",
+                    transform=ax.transAxes, fontsize=6, va="top", wrap=True,
+                    bbox={"boxstyle": "round", "fc": "white", "ec": "0.7", "alpha": 0.9})
+
+
+def finish(fig, title: str, scale: str, subset: bool) -> None:
+    """What every figure gets before it is written: panels where series coincide say so
+    (`say_coinciding`), then the title with the scale (and a CIFAR-10 subset warning)."""
+    say_coinciding(fig)
     note = f"scale: {scale}"
     if subset:
         note += " | DATA: CIFAR-10 SUBSET (7,728 train / 1,000 test), not the full dataset"
     fig.tight_layout()
     fig.suptitle(f"{title}\n{note}", fontsize=10, y=1.0, va="bottom")
+
+
+def save(fig, path: str | Path, title: str, scale: str, subset: bool) -> None:
+    """`finish` the figure and save it atomically."""
+    finish(fig, title, scale, subset)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.stem}.tmp{path.suffix}")
@@ -81,6 +150,33 @@ def colour_map(levels) -> dict:
     level, so a colour means one thing whatever order the runs come in."""
     levels = list(dict.fromkeys(levels))
     return dict(zip(levels, sns.color_palette(PALETTE, max(len(levels), 1)), strict=False))
+
+
+def hue_colours(levels, ordered: bool = False) -> dict:
+    """One colour per level for seaborn's `palette` (with `hue_order=list(mapping)`), and for every
+    extra artist of the same level. Categories keep the order given, on the qualitative palette;
+    `ordered` levels (widths, depths, gamma0, T, similarity, K ...) are sorted numerically and drawn
+    on a sequential palette, dark to light, so that their order reads off the colour."""
+    levels = list(dict.fromkeys(levels))
+    if not ordered:
+        return colour_map(levels)
+    levels = sorted(levels, key=float)
+    # viridis without its last, pale-yellow fifth (hard to see on white)
+    colours = sns.color_palette("viridis", max(len(levels), 1) + 1)[: len(levels)] if len(levels) > 1 \
+        else sns.color_palette("viridis", 3)[:1]
+    return dict(zip(levels, colours, strict=True))
+
+
+def hue_args(levels, ordered: bool = False) -> dict:
+    """seaborn keyword arguments `hue_order` and `palette` from `hue_colours`."""
+    colours = hue_colours(levels, ordered)
+    return {"hue_order": list(colours), "palette": colours}
+
+
+def say_on_panel(ax, text: str) -> None:
+    """A sentence in the panel (e.g. "all arms 0 % exact match: no arm learned"), where a reader looks."""
+    ax.text(0.5, 0.5, text, transform=ax.transAxes, ha="center", va="center", fontsize=8,
+            bbox={"boxstyle": "round", "fc": "white", "ec": "0.6", "alpha": 0.9})
 
 
 VERDICT_COLOURS = {"replicated": "#2e7d32", "not replicated": "#c62828", "inconclusive": "#b8860b"}

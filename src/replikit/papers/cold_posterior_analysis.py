@@ -158,7 +158,7 @@ def figure_curation(df: pd.DataFrame, specs: list[RunSpec], out: Path, scale: st
     d = df[df["run"].isin(names) & (df["T"] > 0)].assign(annotators=lambda x: x["run"].map(names))
     fig, axes = plotting.new_figure(2)
     sns.lineplot(d, x="T", y="nll", hue="annotators", marker="o", errorbar=SEED_CI, ax=axes[0, 0],
-                 palette=plotting.PALETTE)
+                 **plotting.hue_args(d["annotators"], ordered=True))
     _log_t_axis(axes[0, 0])
     axes[0, 0].set(ylabel="test NLL", title="NLL against T")
     table = _cpe_table(df, specs, lambda s: s.curation)
@@ -192,21 +192,28 @@ def figure_prior(df: pd.DataFrame, specs: list[RunSpec], out: Path, scale: str, 
 
 def figure_invariance(df: pd.DataFrame, specs: list[RunSpec], out: Path, scale: str,
                       subset: bool) -> pd.DataFrame:
-    rows = [{"run": s.name, "model": "invariant (D4)" if s.model == "inv" else "plain CNN", "K": s.n_augs,
+    model_label = {"inv": "invariant (D4)", "plain": "plain CNN"}
+    rows = [{"run": s.name, "model": model_label[s.model], "K": s.n_augs,
              "seed": seed, "log10_T_opt": v} for s in specs for seed, v in optimal_t(df, s).items()]
     table = pd.DataFrame(rows)
+    colours = plotting.hue_colours([model_label[m] for m in ("plain", "inv")])  # one colour per model
     fig, axes = plotting.new_figure(2)
     ax = axes[0, 0]
-    sns.lineplot(table, x="K", y="log10_T_opt", hue="model", marker="o", errorbar=SEED_CI, ax=ax)
+    sns.lineplot(table, x="K", y="log10_T_opt", hue="model", marker="o", errorbar=SEED_CI, ax=ax,
+                 hue_order=list(colours), palette=colours)
     ks = np.array(sorted(table["K"].unique()), dtype=float)
     ax.plot(ks, -np.log10(ks), ls="--", c="grey", label="1/K")
     ax.set_xscale("log", base=2)
     ax.set(xlabel="fixed augmentations per image K (D4 views)", ylabel="log10 NLL-optimal T",
            title="optimal temperature")
     ax.legend(fontsize=7)
-    names = {s.name: f"{'inv' if s.model == 'inv' else 'plain'} K={s.n_augs}" for s in specs}
-    d = df[df["run"].isin(names) & (df["T"] > 0)].assign(condition=lambda x: x["run"].map(names))
-    sns.lineplot(d, x="T", y="nll", hue="condition", errorbar=None, marker="o", ax=axes[0, 1])
+    # right: the model is the colour (as on the left), K the line style
+    names = {s.name: (model_label[s.model], f"K={s.n_augs}") for s in specs}
+    d = df[df["run"].isin(names) & (df["T"] > 0)].assign(
+        model=lambda x: x["run"].map(lambda r: names[r][0]), K=lambda x: x["run"].map(lambda r: names[r][1]))
+    sns.lineplot(d, x="T", y="nll", hue="model", style="K", errorbar=None, marker="o", ax=axes[0, 1],
+                 hue_order=list(colours), palette=colours,
+                 style_order=sorted(d["K"].unique(), key=lambda k: int(k[2:])))
     _log_t_axis(axes[0, 1])
     axes[0, 1].set(ylabel="test NLL (seed mean)", title="NLL against T")
     axes[0, 1].legend(fontsize=6)

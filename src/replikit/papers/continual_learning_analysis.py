@@ -166,7 +166,7 @@ def figure_forgetting_vs_gamma(df: pd.DataFrame, specs: list[RunSpec], out: Path
                             ("forgetting CF (accuracy)", "learning accuracy LA", "average accuracy AA",
                              "forgetting on the loss CF_loss"), strict=True):
         sns.lineplot(d, x="gamma0", y=col, hue="width N", errorbar=SEED_CI, marker="o", ax=ax,
-                     legend=col == "CF")
+                     legend=col == "CF", **plotting.hue_args(d["width N"], ordered=True))
         ax.set(xscale="log", xlabel="gamma0 (muP)", ylabel=lab)
     plotting.save(fig, out, f"Lazy-rich transition: {stream_label(specs[0].stream)}", scale, subset)
     return d
@@ -180,7 +180,8 @@ def figure_similarity(df: pd.DataFrame, specs: list[RunSpec], out: Path, scale: 
                           "optimal gamma0": g}
                          for s in specs for seed, g in optimal_gamma(df, s.name).items()])
     fig, axes = plotting.new_figure(2, width=4.8)
-    sns.lineplot(d, x="gamma0", y="AA", hue="task similarity", errorbar=SEED_CI, marker="o", ax=axes[0, 0])
+    sns.lineplot(d, x="gamma0", y="AA", hue="task similarity", errorbar=SEED_CI, marker="o", ax=axes[0, 0],
+                 **plotting.hue_args(d["task similarity"], ordered=True))
     axes[0, 0].set(xscale="log", xlabel="gamma0 (muP)", ylabel="average accuracy AA")
     sns.pointplot(best, x="similarity", y="optimal gamma0", errorbar=SEED_CI, ax=axes[0, 1],
                   native_scale=True, log_scale=(False, True))

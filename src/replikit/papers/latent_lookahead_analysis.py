@@ -114,11 +114,23 @@ def figure_accuracy_table(final: pd.DataFrame, specs: list[RunSpec], out: Path, 
                    zorder=5, label="paper (Table 1)")
         tau = sub[sub["method"] != "ntp"]["tau"] if task in ran else []
         ax.set(title=f"{TASK_LABELS[task]} (tau={tau.iloc[0] if len(tau) else '-'})", xlabel="",
-               ylabel="exact match (%)", ylim=(0, 102), xlim=(-0.5, 2.5))
+               ylabel="exact match (%)", ylim=EXACT_YLIM, xlim=(-0.5, 2.5))
+        if task in ran:
+            _say_if_floor(ax, sub["exact_match_pct"])
         ax.legend(fontsize=7, loc="lower right")
     plotting.save(fig, out, "Latent lookahead: exact match by method (ours: bars, 90% t-interval; paper: "
                   "stars)", scale, False)
     return table
+
+
+EXACT_YLIM = (-3, 103)  # a margin around 0 % and 100 %: a series at the floor is drawn, not under the frame
+
+
+def _say_if_floor(ax, values: pd.Series) -> None:
+    """Say so in the panel when every value drawn is 0 % (bars of zero height, lines on the floor)."""
+    if len(values) and (values == 0).all():
+        plotting.say_on_panel(ax, f"all arms 0 % exact match in every seed ({len(values)} values):\n"
+                              "no arm learned at this scale")
 
 
 def _not_run(out: Path, scale: str, title: str, what: str) -> pd.DataFrame:
@@ -143,7 +155,8 @@ def figure_tau_scaling(final: pd.DataFrame, specs: list[RunSpec], out: Path, sca
     if len(ntp):
         ax.axhline(ntp.mean(), ls="--", c="grey", label=f"NTP (mean of {len(ntp)} seeds)")
     task = specs[0].task
-    ax.set(xlabel="latent steps tau", ylabel="exact match (%)", title=TASK_LABELS[task], ylim=(0, 102))
+    ax.set(xlabel="latent steps tau", ylabel="exact match (%)", title=TASK_LABELS[task], ylim=EXACT_YLIM)
+    _say_if_floor(ax, df["exact_match_pct"])
     ax.legend(fontsize=7)
     plotting.save(fig, out, "Latent lookahead: exact match against tau", scale, False)
     return df
@@ -164,7 +177,8 @@ def figure_training_curves(hist: pd.DataFrame, specs: list[RunSpec], out: Path, 
         top, bottom = axes[0, i], axes[1, i]
         sns.lineplot(sub, x="step", y="exact_match_pct", hue="method", hue_order=list(METHOD_ORDER),
                      palette=colours, errorbar=SEED_CI, marker="o", ax=top, legend=i == 0)
-        top.set(title=TASK_LABELS[task], ylabel="held-out exact match (%)", ylim=(-3, 103))
+        top.set(title=TASK_LABELS[task], ylabel="held-out exact match (%)", ylim=EXACT_YLIM)
+        _say_if_floor(top, sub["exact_match_pct"])
         loss = sub[sub["step"] > 0] if "train_loss" in sub else sub.iloc[:0]
         if len(loss):
             sns.lineplot(loss, x="step", y="train_loss", hue="method", hue_order=list(METHOD_ORDER),
@@ -197,7 +211,8 @@ def figure_ablation_mask(final: pd.DataFrame, specs: list[RunSpec], out: Path, s
                 alpha=0.8)
     sns.stripplot(df, x="latent attention", y="exact_match_pct", order=order, color="black", size=3, ax=ax)
     ax.set(ylabel="exact match (%)", title=f"{TASK_LABELS[specs[0].task]}, tau={df['tau'].iloc[0]}",
-           ylim=(0, 102))
+           ylim=EXACT_YLIM)
+    _say_if_floor(ax, df["exact_match_pct"])
     plotting.save(fig, out, "Latent lookahead: attention among latents", scale, False)
     return df
 

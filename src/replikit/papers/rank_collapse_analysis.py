@@ -146,7 +146,8 @@ def figure_gradient_ratio_vs_dk(df: pd.DataFrame, specs: list[RunSpec], out: Pat
     d["depth L"] = d["depth"].astype(int).astype(str)
     slopes = dk_slopes(df, specs)
     fig, axes = plotting.new_figure(2, width=4.8)
-    sns.lineplot(d, x="d_k", y="log_ratio_q", hue="depth L", errorbar=SEED_CI, marker="o", ax=axes[0, 0])
+    sns.lineplot(d, x="d_k", y="log_ratio_q", hue="depth L", errorbar=SEED_CI, marker="o", ax=axes[0, 0],
+                 **plotting.hue_args(d["depth L"], ordered=True))
     axes[0, 0].set(xscale="log", xlabel="d_k (query/key dimension per head)",
                    ylabel="log10 |grad W_Q| / |grad W_V|")
     axes[0, 0].set_xticks(sorted(d["d_k"].unique()), [str(int(k)) for k in sorted(d["d_k"].unique())])
