@@ -40,7 +40,7 @@ def test_a_claim_sees_shared_deviations_and_its_own_experiments_only():
             {"key": "diversity.n_augs", "ours": [1], "paper": [1, 4]}]
     mine = claim_deviations(devs, {"capacity", "diversity"}, ("capacity",))
     assert [d["key"] for d in mine] == ["model.width", "capacity.n_augs"]
-    assert describe(mine) == "model.width: 8 (paper: 64); capacity.n_augs: [1] (paper: [1, 2])"
+    assert describe(mine) == "model.width: 8 (paper: 64); capacity.n_augs: 1 (paper: 1, 2)"
 
 
 def test_evaluation_cadence_is_compared_and_figure_only_settings_are_not():

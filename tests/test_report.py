@@ -33,8 +33,11 @@ def test_report_renders_scorecard_figures_and_provenance(root, tmp_path):
                   "note": "not measurable at this scale: no runs"}
     ours = {**unmeasured, "id": "X-3", "kind": "hypothesis", "reading": "the direction is ours"}
     earlier = {**unmeasured, "id": "X-4", "source": {**claim["source"], "background": "reports earlier work"}}
-    second = {**claim, "id": "X-5",
-              "deviations": [*claim["deviations"], {"key": "lr", "ours": 1, "paper": 2}]}
+    second = {**claim, "id": "X-5", "source": {**claim["source"], "quote": "with \\textit{data augmentation}"},
+              "deviations": [*claim["deviations"], {"key": "lr", "ours": 1, "paper": 2},
+                             {"key": "n_test", "ours": 500, "paper": None},
+                             {"key": "augmentations", "ours": ["none", "light"], "paper": ["none", "full"]},
+                             {"key": "lr_scale", "ours": 0.06853832299990852, "paper": 0.1}]}
     claims = {"paper": "paperx", "scale": "smoke", "subset": True, "data_source": "subset:x",
               "claims": [claim, unmeasured, ours, earlier, second]}
     write_json(tmp_path / "claims.json", claims)
@@ -78,7 +81,11 @@ def test_report_renders_scorecard_figures_and_provenance(root, tmp_path):
     assert "![forest plot paperx](forest/paperx.png)" in text
     # each deviation list once per paper; a row names only its own further ones
     assert "| **not replicated** | smaller | proxy: the paperx deviations (above) |" in text
-    assert "proxy: the paperx deviations (above), and: lr: 1 (paper: 2) |" in text
+    assert "proxy: the paperx deviations (above), and: lr: 1 (paper: 2); n_test: 500 (paper: —); " \
+        "augmentations: none, light (paper: none, full); lr_scale: 0.0685 (paper: 0.1) |" in text
+    for page_text in (text, unescape(page)):  # as a person writes it: no None, list repr, LaTeX
+        assert "None" not in page_text and "['" not in page_text and "\\textit" not in page_text
+        assert "with data augmentation" in page_text
     for page_text in (text, page):
         assert page_text.count("model.width: 8 (paper: 64)") == 1
         assert unescape(page_text).count('{"epochs": 3}') == 1  # the config once, linked from its figure

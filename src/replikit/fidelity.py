@@ -90,5 +90,7 @@ def claim_deviations(devs: list[dict], experiment_keys: set[str], uses: tuple[st
 
 def describe(devs: list[dict]) -> str:
     """One line: `key: ours (paper: theirs[; why]); ...`."""
-    return "; ".join(f"{d['key']}: {d['ours']} (paper: {d['paper']}"
+    from .text import human
+
+    return "; ".join(f"{d['key']}: {human(d['ours'])} (paper: {human(d['paper'])}"
                      + (f"; {d['reason']}" if d.get("reason") else "") + ")" for d in devs)

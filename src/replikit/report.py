@@ -13,11 +13,13 @@ from collections import Counter
 from pathlib import Path
 
 import jinja2
+import markupsafe
 
 from .claims import FIDELITIES
 from .fidelity import describe
 from .io import read_json, write_text
 from .provenance import stale
+from .text import human
 
 
 def _fmt(x: float | None) -> str:
@@ -225,11 +227,19 @@ class MarkdownBlock(str):
 
 
 def md_escape(value: object) -> object:
-    """Every value the Markdown template prints, with `|` escaped, so that a label such as
-    `|grad W_Q|` stays in its table cell instead of splitting the row (MarkdownBlock: left as it is)."""
-    if isinstance(value, MarkdownBlock) or not isinstance(value, str):
+    """Every value the Markdown template prints, as a person writes it (`text.human`: no None, list
+    repr or LaTeX), with `|` escaped, so that a label such as `|grad W_Q|` stays in its table cell
+    instead of splitting the row (MarkdownBlock: left as it is)."""
+    if isinstance(value, MarkdownBlock):
         return value
-    return value.replace("|", "\\|")
+    return human(value).replace("|", "\\|")
+
+
+def html_value(value: object) -> object:
+    """Every value the HTML template prints, as `text.human` writes it (escaped after, by jinja)."""
+    if isinstance(value, (jinja2.runtime.Undefined, markupsafe.Markup)):
+        return value
+    return human(value)
 
 
 def render(template_dir: str, inputs: dict, html_out: str, md_out: str) -> None:
@@ -239,7 +249,8 @@ def render(template_dir: str, inputs: dict, html_out: str, md_out: str) -> None:
     env.filters["f3"] = _fmt
     html_env = jinja2.Environment(loader=jinja2.FileSystemLoader(template_dir),
                                   autoescape=jinja2.select_autoescape(["html", "j2"]),
-                                  undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+                                  undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+                                  finalize=html_value)
     html_env.filters["f3"] = _fmt
     write_text(md_out, env.get_template("report.md.j2").render(**inputs, figure_dir=Path(md_out).parent))
     write_text(html_out, html_env.get_template("report.html.j2").render(**inputs))
