@@ -197,3 +197,20 @@ def test_the_audit_fails_the_old_temperature_sweep(tmp_path, monkeypatch):
     problems = audit(fig)
     plotting.pyplot().close(fig)
     assert any("one colour means" in x and "SGD (MAP)" in x for x in problems), problems
+
+
+def test_the_banner_says_the_seeds_drawn_and_the_images_the_runs_used():
+    """Item 4: the subset banner states the images actually used, and every figure its seeds."""
+    from replikit.papers.interface import images_used
+
+    assert images_used({"n_train": 256, "n_test": 500}) == "256 training / 500 test images"
+    assert images_used({"n_train": 1000, "n_test": 1000, "n_tasks": 3}) == \
+        "1,000 training / 1,000 test images per task"
+    assert images_used({"n_train": None, "n_test": None}) is None
+    fig, _ = plotting.new_figure(1)
+    plotting.set_drawn(seeds=3, images="256 training / 500 test images")
+    plotting.finish(fig, "t", "smoke", subset=True)
+    banner = fig._suptitle.get_text()
+    plotting.set_drawn()
+    plotting.pyplot().close(fig)
+    assert "3 seeds" in banner and "these runs: 256 training / 500 test images" in banner

@@ -33,7 +33,8 @@ def test_report_renders_scorecard_figures_and_provenance(root, tmp_path):
                   "note": "not measurable at this scale: no runs"}
     ours = {**unmeasured, "id": "X-3", "kind": "hypothesis", "reading": "the direction is ours"}
     earlier = {**unmeasured, "id": "X-4", "source": {**claim["source"], "background": "reports earlier work"}}
-    second = {**claim, "id": "X-5", "source": {**claim["source"], "quote": "with \\textit{data augmentation}"},
+    latex = {**claim["source"], "quote": "with \\textit{data augmentation}"}
+    second = {**claim, "id": "X-5", "source": latex,
               "deviations": [*claim["deviations"], {"key": "lr", "ours": 1, "paper": 2},
                              {"key": "n_test", "ours": 500, "paper": None},
                              {"key": "augmentations", "ours": ["none", "light"], "paper": ["none", "full"]},

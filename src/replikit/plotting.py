@@ -122,13 +122,30 @@ def say_coinciding(fig) -> None:
                     bbox={"boxstyle": "round", "fc": "white", "ec": "0.7", "alpha": 0.9})
 
 
+# What the figure job knows of the runs a figure draws (set_drawn): their seeds, and the images the
+# runs used of a subset file; `finish` writes them under the title.
+_DRAWN: dict = {}
+
+
+def set_drawn(seeds: int | None = None, images: str | None = None) -> None:
+    """Facts about the runs the next figure draws, for its banner: the number of seeds and, for a
+    subset file, the images the runs used (e.g. "256 training / 500 test images")."""
+    _DRAWN.clear()
+    _DRAWN.update({k: v for k, v in {"seeds": seeds, "images": images}.items() if v is not None})
+
+
 def finish(fig, title: str, scale: str, subset: bool) -> None:
     """What every figure gets before it is written: panels where series coincide say so
-    (`say_coinciding`), then the title with the scale (and a CIFAR-10 subset warning)."""
+    (`say_coinciding`), then the title with the scale, the seeds drawn and, on a CIFAR-10 subset,
+    the images the runs used (as `set_drawn` says)."""
     say_coinciding(fig)
     note = f"scale: {scale}"
+    if "seeds" in _DRAWN:
+        note += f" | {_DRAWN['seeds']} seed{'s' if _DRAWN['seeds'] != 1 else ''}"
     if subset:
-        note += " | DATA: CIFAR-10 SUBSET (7,728 train / 1,000 test), not the full dataset"
+        used = f"; these runs: {_DRAWN['images']}" if "images" in _DRAWN else ""
+        note += (f"\nDATA: a CIFAR-10 SUBSET file (7,728 train / 1,000 test images){used}; "
+                 "not the full dataset")
     fig.tight_layout()
     fig.suptitle(f"{title}\n{note}", fontsize=10, y=1.0, va="bottom")
 

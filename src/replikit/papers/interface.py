@@ -435,14 +435,27 @@ def run_stage(sm: Any, device: Any) -> None:
         shutil.rmtree(scratch, ignore_errors=True) if scratch.is_dir() else scratch.unlink(missing_ok=True)
 
 
+def images_used(cfg: dict) -> str | None:
+    """The training and test images a paper's runs use, from its block's n_train / n_test (where it
+    has them; null = the whole file), e.g. "256 training / 500 test images"."""
+    parts = [f"{cfg[k]:,} {what}" for k, what in (("n_train", "training"), ("n_test", "test"))
+             if isinstance(cfg.get(k), int)]
+    if not parts:
+        return None
+    return " / ".join(parts) + " images" + (" per task" if "n_tasks" in cfg else "")
+
+
 def draw_figure(sm: Any) -> None:
     """A figure job (workflow/scripts/paper_figure.py): the figure, its table and its provenance."""
+    from .. import plotting
     from ..io import read_json
     from ..provenance import code_hash, runs_computed_by, write_figure_record
 
     paper = get(sm.params.paper)
     fig, cfg, runs = paper.figure(sm.wildcards.figure), sm.params.cfg, list(sm.input.runs)
     subset = bool(read_json(sm.input.manifest)["subset"]) if "manifest" in sm.input.keys() else False
+    seeds = {m.group(1) for r in runs if (m := re.search(r"seed(\d+)", r))}
+    plotting.set_drawn(seeds=len(seeds) or None, images=images_used(cfg))
     table = fig.draw(paper.load_results({fig.reads: runs}), paper.experiments(cfg)[fig.name],
                      Path(sm.output.figure), sm.params.scale, subset)
     table.to_csv(sm.output.table, index=False)
