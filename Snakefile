@@ -8,6 +8,11 @@ from pathlib import Path
 
 from snakemake.utils import min_version
 
+# first: where replikit (and every job) finds config/papers, also when installed without -e
+from replikit.papers import use_workflow
+
+use_workflow(workflow.basedir)
+
 from replikit.config import check_tree_scale, read_yaml, validate_config
 from replikit.device import check_available
 from replikit.jobs import time_limit_hints

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import os
 import re
 import subprocess
 import sys
@@ -304,3 +305,22 @@ def test_the_generic_run_writes_and_parses_its_own_name():
 def test_runs_that_are_not_a_run_dataclass_are_refused():
     message = _errors(with_runs(RC, spec=str))
     assert "runs.spec: <class 'str'> is not a dataclass subclassing Run with a kind" in message
+
+
+def test_papers_are_found_from_the_workflow_folder_without_an_editable_install(tmp_path):
+    """A non-editable install has no checkout above its files: the papers' config files are found
+    under $REPLIKIT_WORKFLOW, which the Snakefile sets to its own folder for itself and every job."""
+    (tmp_path / "config" / "papers").mkdir(parents=True)
+    for name in ("alpha", "beta"):
+        (tmp_path / "config" / "papers" / f"{name}.yaml").write_text("smoke: {}\n")
+    code = "from replikit.papers import CONFIGS, paper_names; print(CONFIGS, paper_names())"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "REPLIKIT_WORKFLOW": str(tmp_path)}).stdout
+    assert out.strip() == f"{tmp_path / 'config' / 'papers'} ['alpha', 'beta']"
+    assert "use_workflow(workflow.basedir)" in (ROOT / "Snakefile").read_text()
+
+
+def test_no_declaration_is_a_lambda_so_provenance_names_its_function():
+    """The scorecard's provenance names the claims function: never `<lambda>`."""
+    for name in paper_names():
+        assert interface.get(name).claims.__name__ != "<lambda>", name

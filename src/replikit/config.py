@@ -143,10 +143,6 @@ def paper_files(schema_path: str | Path) -> dict[str, Path]:
     return {p.stem: p for p in sorted((root / "config" / "papers").glob("*.yaml"))}
 
 
-def paper_names(schema_path: str | Path) -> list[str]:
-    return list(paper_files(schema_path))
-
-
 def paper_file(path: Path) -> dict:
     """A paper's config file: its scale blocks and its `schema` (read once per version of the file)."""
     stat = path.stat()

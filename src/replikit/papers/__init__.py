@@ -7,12 +7,39 @@ paper's modules only when that paper is asked for, so a job imports nothing of t
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Protocol, TypeVar
 
+
+WORKFLOW_VARIABLE = "REPLIKIT_WORKFLOW"
+
+
+def use_workflow(folder: str | Path) -> None:
+    """Make `folder` (a Snakefile's own) the workflow whose config/papers every later import of this
+    package reads, in this process and every job it starts (they inherit the environment). Call it
+    before importing `interface`, which binds CONFIGS when it is imported."""
+    global CONFIGS
+    os.environ[WORKFLOW_VARIABLE] = str(Path(folder).resolve())
+    CONFIGS = _configs()
+
+
+def _configs() -> Path:
+    """The workflow's config/papers: under $REPLIKIT_WORKFLOW (the Snakefile sets it with
+    `use_workflow` before it imports the papers, and every job inherits it, so a non-editable
+    `pip install .` finds the papers too), else the source checkout's (an editable install), else
+    ./config/papers."""
+    env = os.environ.get(WORKFLOW_VARIABLE)
+    roots = ([Path(env)] if env else []) + [Path(__file__).resolve().parents[3], Path.cwd()]
+    for root in roots:
+        if (root / "config" / "papers").is_dir():
+            return root / "config" / "papers"
+    return roots[0] / "config" / "papers"
+
+
 # The papers' config files: one per paper, named <name>.yaml (the config block, results/<name>, the
 # module <name>.py).
-CONFIGS = Path(__file__).resolve().parents[3] / "config" / "papers"
+CONFIGS = _configs()
 
 
 def paper_names() -> list[str]:

@@ -330,11 +330,16 @@ FIGURES = (
            figure_capacity, "final"),
 )
 
+def paper_claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
+    """The claims as the paper contract calls them (runs, the paper's config block)."""
+    return claims(runs, cfg["augmentation"])
+
+
 SPEC = Paper(
     bm.RUNS, prefix="bm", title="The Curious Case of Benign Memorization (Anagnostidis et al., ICLR 2023)",
     arxiv="2210.14019",
     figures=FIGURES,
-    claims=lambda runs, cfg: claims(runs, cfg["augmentation"]),
+    claims=paper_claims,
     load_results=load_results,
     claim_reads={"metrics": None, "layers": "probe_per_layer"},
     dataset=lambda cfg, figure: cfg["dataset"],
