@@ -11,7 +11,6 @@ import os
 from pathlib import Path
 from typing import Protocol, TypeVar
 
-
 WORKFLOW_VARIABLE = "REPLIKIT_WORKFLOW"
 
 
