@@ -116,6 +116,13 @@ def test_smoke_scale_end_to_end(tmp_path):
         assert md.count(f"**{paper} (smoke): deviations from the paper's settings**") == shared, paper
         assert md.count(f"**{paper}**, used by ") == 1, paper
     assert html.index("smoke: ") < html.index("forest plot") < html.index("<h2>Claims scorecard")
+    # as a person writes it (issue 37): no absolute path, no None, no Python list repr
+    texts = {"index.md": md, "index.html": html} | {
+        f"{p}/claims.json": (out / f"results/{p}/claims.json").read_text()
+        for p in load_config(ROOT / "config/smoke.yaml", schema)["papers"]}
+    for name, text in texts.items():
+        for bad in (str(out), str(ROOT), "/tmp/", "None", "['"):
+            assert bad not in text, f"{name} holds {bad!r}"
     papers = load_config(ROOT / "config/smoke.yaml", ROOT / "workflow/schemas/config.schema.yaml")["papers"]
     for paper in papers:
         card = json.loads((out / f"results/{paper}/claims.json").read_text())
