@@ -14,10 +14,10 @@ import torch
 from torch import nn
 
 from replikit import plan as pl
-from replikit import plan_jobs as pj
 from replikit.models.chains import ChainStack
 from replikit.models.convnet import ConvNet
 from replikit.papers.interface import get
+from replikit.papers.latent_lookahead import task_lengths
 from replikit.plan_cost import Setup, fake_module, launches, measure_step
 
 # a rank-collapse config whose step needs a few hundred MB: large enough to read off the process's RSS
@@ -96,13 +96,13 @@ def test_estimated_peak_matches_a_measured_cpu_peak(small_config):
     that the resident set follows the live tensors), plus the model's and the data's bytes."""
     cfg = small_config["rank_collapse"]
     run = "train_norm-post_scaling-1_d_k-none_depth-4"
-    piece = pj.rank_collapse(cfg, run).pieces[0]
+    piece = get("rank_collapse").cost(cfg, run).pieces[0]
     estimate = measure_step(piece.build).peak_bytes
     script = textwrap.dedent(f"""
         import json, resource, torch
-        from replikit import plan_jobs as pj
+        from replikit.papers.interface import get
         torch.set_num_threads(1)
-        setup = pj.rank_collapse(json.loads({json.dumps(json.dumps(cfg))}), {run!r}) \\
+        setup = get("rank_collapse").cost(json.loads({json.dumps(json.dumps(cfg))}), {run!r}) \\
             .pieces[0].build()
         static = sum(t.numel() * t.element_size() for t in [*setup.model.parameters(), *setup.resident])
         before = int(open("/proc/self/statm").read().split()[1]) * resource.getpagesize()
@@ -148,20 +148,21 @@ def test_paper_steps_follow_the_papers_settings():
     config = pl.load([str(pl.ROOT / "config/paper.yaml")])
     ll = config["latent_lookahead"]
     for task in ll["tasks"]:
-        steps = pj.latent_lookahead(ll, f"train_task-{task}_method-ntp_tau-0_mask-bidir").pieces[0].steps
+        run = f"train_task-{task}_method-ntp_tau-0_mask-bidir"
+        steps = get("latent_lookahead").cost(ll, run).pieces[0].steps
         assert 9900 <= steps <= 10000, (task, steps)
     bm_main = "train_noise-1.0_augmentation-full_n_augs-none_label_per_view-false"
-    assert pj.benign_memorization(config["benign_memorization"], bm_main).pieces[0].steps \
+    assert get("benign_memorization").cost(config["benign_memorization"], bm_main).pieces[0].steps \
         == 10000 * (50000 // 256)
-    cl = pj.continual_learning(config["continual_learning"],
+    cl = get("continual_learning").cost(config["continual_learning"],
                                "seq_stream-splitcifar10_mode-mup_width-none_gamma0-1.0")
     assert [p.steps for p in cl.pieces] == [5 * 5 * 79] * 6  # 6 widths, 5 tasks x 5 epochs x ceil(10000/128)
 
 
 def test_task_lengths_are_the_serialized_lengths():
-    assert pj.task_lengths("sudoku4", {}) == (20, 19)
-    assert pj.task_lengths("sudoku9", {}) == (90, 89)
-    assert pj.task_lengths("maze", {"grid_n": 7}) == (49 + 4, 49 + 1)
+    assert task_lengths("sudoku4", {}) == (20, 19)
+    assert task_lengths("sudoku9", {}) == (90, 89)
+    assert task_lengths("maze", {"grid_n": 7}) == (49 + 4, 49 + 1)
 
 
 def test_config_files_merge_key_by_key(tmp_path):
@@ -197,7 +198,7 @@ def test_cli_prints_every_job_and_writes_json(tmp_path, capsys):
 
 
 def test_a_paper_without_a_cost_model_is_skipped_and_the_document_feeds_the_report(small_config, tmp_path):
-    """A paper that replikit.plan_jobs has no planner for is named and left out, not a crash; the plan
+    """A paper without a cost model (Paper(cost=...)) is named and left out, not a crash; the plan
     as rule cost_plan writes it renders as the report's "Cost of the paper scale"."""
     import io
 

@@ -7,7 +7,8 @@ peak memory, summed per paper and overall, with the jobs that would not fit the 
 The config files merge as `snakemake --configfile` merges them: on top of config/config.yaml, later
 files override earlier ones key by key. Each job's step is counted at its real shapes under
 FakeTensorMode (`replikit.plan_cost`: FLOPs, peak live memory, dispatched ops) from the papers' own
-builders (`replikit.plan_jobs`, which also documents how steps are counted); nothing is allocated.
+builders (each paper's cost model, `Paper(cost=...)` in its own module, which says how it counts
+steps); nothing is allocated.
 
 Predicted time per step = max(compute, launches): compute = convolution FLOPs / TF32 peak + other
 FLOPs / (bf16 peak under bf16 autocast, else fp32 peak), divided by the utilisation; launches = aten
@@ -28,8 +29,7 @@ from types import SimpleNamespace
 import yaml
 
 from .config import ConfigError, read_yaml, validate_config
-from .plan_cost import StepCost, cpu_matmul_flops, measure_step
-from .plan_jobs import PLANNERS, TRAINING_STAGES, JobPlan, Piece
+from .plan_cost import JobPlan, Piece, StepCost, cpu_matmul_flops, measure_step
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = ROOT / "workflow/schemas/config.schema.yaml"
@@ -129,14 +129,15 @@ def _counted(jp: JobPlan, costs: dict[tuple, StepCost], log) -> list[tuple[StepC
     return [(costs[p.key], p) for p in jp.pieces]
 
 
+TRAINING_STAGES = ("train", "sample")  # the stage of each paper that trains (one job per run and seed)
+
+
 def planner(name: str):
-    """Paper `name`'s cost model of one training job: its entry of `replikit.plan_jobs.PLANNERS`, else
-    the `cost` its declaration brings (a paper's own module can hold it); None when it has neither."""
+    """Paper `name`'s cost model of one training job: the `cost` its declaration brings (the paper
+    contract, `Paper(cost=...)`); None when it has none or is not a paper."""
     from .papers import paper_names
     from .papers.interface import get
 
-    if name in PLANNERS:
-        return PLANNERS[name]
     return get(name).cost if name in paper_names() else None
 
 
@@ -155,7 +156,7 @@ def plan(config: dict, requests: dict[str, object], peaks: dict[str, dict[str, f
     jobs: list[Job] = []
     skipped = not_planned(config)
     for name in skipped:
-        print(f"no cost model for {name}: not planned (declare Paper(cost=...), see replikit.plan_jobs)",
+        print(f"no cost model for {name}: not planned (declare Paper(cost=...), see replikit.plan_cost)",
               file=log or sys.stderr, flush=True)
     for name in config["papers"]:
         if name in skipped:

@@ -88,6 +88,36 @@ class _Iteration(nn.Module):
 
 Builder = Callable[[], Setup]  # called under FakeTensorMode
 
+IMAGE_SHAPES = {"cifar10": (3, 32, 32), "mnist": (1, 28, 28)}
+NUM_CLASSES = 10
+
+
+@dataclass(frozen=True)
+class Piece:
+    """`steps` steps of the step `build` makes; `key` names its shapes (equal keys, equal cost)."""
+
+    key: tuple
+    build: Builder
+    steps: int
+    bf16: bool = False  # matrix products under bf16 autocast on a GPU
+
+
+@dataclass(frozen=True)
+class JobPlan:
+    """What one training job computes, for `replikit.plan`: its pieces, how its steps were counted,
+    and the config key that lowers its peak memory. Every paper's cost model (`Paper(cost=...)`, in
+    the paper's own module) returns one."""
+
+    pieces: list[Piece]
+    formula: str  # how the steps were counted
+    memory_setting: str  # the config key that lowers the job's peak memory
+
+
+def batches_per_epoch(n: int, batch: int, drop_last: bool = True) -> int:
+    """Steps of one epoch over `n` examples (train_loop drops the last partial batch by default)."""
+    b = min(batch, n)
+    return n // b if drop_last else -(-n // b)
+
 
 def launches(func) -> bool:  # noqa: ANN001
     """Whether a dispatched op is counted as a kernel launch: an aten op that is not a view, a detach

@@ -336,7 +336,8 @@ def paper_claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
 
 
 SPEC = Paper(
-    bm.RUNS, prefix="bm", title="The Curious Case of Benign Memorization (Anagnostidis et al., ICLR 2023)",
+    bm.RUNS, cost=bm.cost, prefix="bm",
+    title="The Curious Case of Benign Memorization (Anagnostidis et al., ICLR 2023)",
     arxiv="2210.14019",
     figures=FIGURES,
     claims=paper_claims,

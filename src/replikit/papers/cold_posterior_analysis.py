@@ -396,7 +396,7 @@ FIGURES = (
 )
 
 SPEC = Paper(
-    cp.RUNS, prefix="cp", arxiv="2106.06596, 2205.13900", figures=FIGURES,
+    cp.RUNS, cost=cp.cost, prefix="cp", arxiv="2106.06596, 2205.13900", figures=FIGURES,
     load_results=lambda files: {"results": load_results(files["metrics"])},
     title="The cold posterior effect: curation, augmentation, prior, invariance (Noci et al., NeurIPS "
     "2021; Bachmann et al., ICML 2022)", claims=claims, dataset=lambda cfg, figure: cfg["dataset"],

@@ -378,7 +378,7 @@ FIGURES = (
 )
 
 SPEC = Paper(
-    cl.RUNS, prefix="cl", arxiv="2506.16884", figures=FIGURES, claims=claims,
+    cl.RUNS, cost=cl.cost, prefix="cl", arxiv="2506.16884", figures=FIGURES, claims=claims,
     load_results=lambda files: {"items": load_items(files["metrics"])},
     title="The Importance of Being Lazy: feature learning, width and forgetting (Graldi et al., ICML 2025)",
     dataset=lambda cfg, figure: "mnist" if figure == "similarity" else cl.main_dataset(cfg),

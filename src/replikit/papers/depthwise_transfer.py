@@ -233,8 +233,7 @@ def cost(cfg: dict, run: str):
     """The plan's cost model of one job (`replikit.plan`): steps per learning rate of the sweep (an upper
     bound: a diverged rate stops early), each a plain SGD step on the cross-entropy at the real shapes."""
     from ..datasets import sizes
-    from ..plan_cost import Setup, fake_module
-    from ..plan_jobs import IMAGE_SHAPES, JobPlan, Piece
+    from ..plan_cost import IMAGE_SHAPES, JobPlan, Piece, Setup, fake_module
 
     spec = Sweep.parse(run)
     n = cfg["n_train"] or sizes(DATASET)[0]

@@ -291,7 +291,7 @@ class Paper:
     # datasets of the paper's own, beyond the built-in CIFAR-10 and MNIST (replikit.datasets): registered
     # when the paper is loaded, prepared by rule prepare_dataset like the built-in ones.
     datasets: tuple[Dataset, ...] = ()
-    # the cost model of one training job (config block, run name) -> replikit.plan_jobs.JobPlan, for the
+    # the cost model of one training job (config block, run name) -> replikit.plan_cost.JobPlan, for the
     # plan of the paper scale (python -m replikit.plan; the report's cost section); None: not planned
     cost: Callable[[dict, str], Any] | None = None
     # (key, value): an edit of the paper's config block that changes which runs exist or how they are

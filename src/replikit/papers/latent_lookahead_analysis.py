@@ -455,7 +455,8 @@ FIGURES = (
 )
 
 SPEC = Paper(
-    ll.RUNS, prefix="ll", title="Thinking into the Future: Latent Lookahead Training for Transformers "
+    ll.RUNS, cost=ll.cost, prefix="ll",
+    title="Thinking into the Future: Latent Lookahead Training for Transformers "
     "(Noci et al., 2026)", arxiv="2603.20219",
     figures=FIGURES,
     claims=claims,

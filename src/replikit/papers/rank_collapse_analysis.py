@@ -315,7 +315,7 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
 # ---------------------------------------------------------------- the paper's declaration
 
 SPEC = Paper(
-    rc.RUNS, prefix="rc", arxiv="2206.03126", figures=FIGURES, claims=claims,
+    rc.RUNS, cost=rc.cost, prefix="rc", arxiv="2206.03126", figures=FIGURES, claims=claims,
     load_results=lambda files: {"rows": load_results(files["metrics"])},
     title="Signal propagation in transformers: theoretical perspectives and the role of rank collapse "
     "(Noci, Anagnostidis, Biggio et al., NeurIPS 2022)",
