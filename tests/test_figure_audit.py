@@ -44,7 +44,7 @@ def draw(paper: str, name: str, tmp_path: Path, monkeypatch, func=None):
     assert files and all(Path(f).exists() for f in files), f"stored results missing for {paper}/{name}"
     results, specs = p.load_results({fig.reads: files}), p.experiments(SMOKE[paper])[name]
     if func is None:
-        fig.draw(results, specs, tmp_path / "f.png", "smoke", False)
+        fig.draw(results, specs, tmp_path / "f.png", "smoke", False, SMOKE[paper])
     else:
         func(results[fig.frame], specs, tmp_path / "f.png", "smoke", False)
     return kept["fig"]

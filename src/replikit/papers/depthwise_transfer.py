@@ -392,7 +392,7 @@ def figure_loss_vs_lr_width(df: pd.DataFrame, specs: list[Sweep], out: Path, sca
 
 
 def figure_optimum_vs_depth(df: pd.DataFrame, specs: list[Sweep], out: Path, scale: str,
-                            subset: bool = False) -> pd.DataFrame:
+                            subset: bool = False, cfg: dict | None = None) -> pd.DataFrame:
     import pandas as pd
 
     from .. import plotting
@@ -428,6 +428,11 @@ def figure_optimum_vs_depth(df: pd.DataFrame, specs: list[Sweep], out: Path, sca
     lgs = sorted(math.log10(x) for x in df["lr"].unique())
     for y in lgs:
         ax.axhline(y, c="grey", lw=0.4, ls=":")
+    ref = s[(s["parameterization"] == BRANCHES["sqrtl"]) & (s["depth"] == s["depth"].min())] if len(s) else s
+    if cfg is not None and len(ref):  # DT-1's margin around the shallowest depth's mean optimum
+        y0, tol = float(ref["mean"].iloc[0]), cfg["tolerance"]
+        ax.axhspan(y0 - tol, y0 + tol, color="grey", alpha=0.12, lw=0,
+                   label=f"DT-1 margin: +-{tol} decades around L={int(ref['depth'].iloc[0])}")
     if len(s):
         ax.legend(fontsize=8)
     ax.set(ylabel="log10 optimal eta0 (parabola vertex)", ylim=(lgs[0] - 0.1, lgs[-1] + 0.1))
@@ -448,7 +453,9 @@ FIGURES = (
     Figure("optimum_vs_depth", "log10 of the loss-optimal eta0 per seed (dots; the vertex of a parabola "
            "through the best grid point and its two neighbours, dotted lines: the grid) and its mean with a "
            "90% Student-t interval over seeds, against depth, for both parameterizations. Seeds whose best "
-           "eta0 is at an end of the grid are left out.", figure_optimum_vs_depth, "sweeps"),
+           "eta0 is at an end of the grid are left out. Grey band: DT-1's margin (`tolerance`) around "
+           "the mean optimum of muP + 1/sqrt(L) at the shallowest depth.", figure_optimum_vs_depth, "sweeps",
+           takes_config=True),
 )
 
 

@@ -240,8 +240,10 @@ class Stage:
 
 @dataclass(frozen=True)
 class Figure:
-    """One figure: `func(results[frame], specs, out, scale[, subset])` draws it from
-    `Paper.load_results` of the runs `Paper.experiments(cfg)[name]` and returns its table."""
+    """One figure: `func(results[frame], specs, out, scale[, subset][, cfg=cfg])` draws it from
+    `Paper.load_results` of the runs `Paper.experiments(cfg)[name]` and returns its table; with
+    `takes_config` it also gets the paper's config block, for the reference lines a claim depends on
+    (a baseline, a margin)."""
 
     name: str
     caption: str
@@ -249,11 +251,13 @@ class Figure:
     frame: str  # which table of Paper.load_results it draws
     reads: str = "metrics"  # which per-run file (Paper.run_files) it aggregates
     takes_subset: bool = True  # func's last argument says whether the data is a subset
+    takes_config: bool = False  # func takes the paper's config block as `cfg=`
 
     def draw(self, results: dict[str, pd.DataFrame], specs: list, out: Path, scale: str,
-             subset: bool) -> pd.DataFrame:
+             subset: bool, cfg: dict | None = None) -> pd.DataFrame:
         extra = (subset,) if self.takes_subset else ()
-        return self.func(results[self.frame], specs, out, scale, *extra)
+        kw = {"cfg": cfg} if self.takes_config else {}
+        return self.func(results[self.frame], specs, out, scale, *extra, **kw)
 
 
 @dataclass(frozen=True)
@@ -457,7 +461,7 @@ def draw_figure(sm: Any) -> None:
     seeds = {m.group(1) for r in runs if (m := re.search(r"seed(\d+)", r))}
     plotting.set_drawn(seeds=len(seeds) or None, images=images_used(cfg))
     table = fig.draw(paper.load_results({fig.reads: runs}), paper.experiments(cfg)[fig.name],
-                     Path(sm.output.figure), sm.params.scale, subset)
+                     Path(sm.output.figure), sm.params.scale, subset, cfg)
     table.to_csv(sm.output.table, index=False)
     records = [read_json(p) for p in runs]
     write_figure_record(sm.output.provenance, sm.rule, _source(fig.func), cfg,

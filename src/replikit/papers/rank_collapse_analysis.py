@@ -162,7 +162,7 @@ def figure_gradient_ratio_vs_dk(df: pd.DataFrame, specs: list[RunSpec], out: Pat
 
 
 def figure_training_loss(df: pd.DataFrame, specs: list[RunSpec], out: Path, scale: str,
-                         subset: bool = False) -> pd.DataFrame:
+                         subset: bool = False, cfg: dict | None = None) -> pd.DataFrame:
     d = df[df["run"].isin([s.name for s in specs])].copy()
     order = [s.label for s in specs]
     fig, axes = plotting.new_figure(2, width=4.8)
@@ -171,6 +171,13 @@ def figure_training_loss(df: pd.DataFrame, specs: list[RunSpec], out: Path, scal
         sns.lineplot(d, x="step", y=col, hue="architecture", hue_order=order, errorbar=SEED_CI, ax=ax,
                      legend=col == "eval_loss")
         ax.set(xlabel="optimizer step", ylabel=lab)
+    if cfg is not None:  # RC-5's reference lines: the plateau and the "learned" bar
+        base = baseline_accuracy(training_model(cfg)[1])
+        bar = base + LEARNED * (1 - base)
+        acc = axes[0, 1]
+        acc.axhline(base, c="grey", ls=":", lw=1, label=f"most-frequent token ({base:.2f})")
+        acc.axhline(bar, c="black", ls="--", lw=1, label=f"RC-5 'learned' bar ({bar:.2f})")
+        acc.legend(fontsize=7)
     plotting.save(fig, out, f"Training on sequence reversal, L={specs[0].depth}", scale, subset)
     return d
 
@@ -190,8 +197,10 @@ FIGURES = (
            "(left), and per seed the least-squares slope against log10 d_k at each depth (right; grey: "
            "seeds, point and bar: mean and 90% t-interval).", figure_gradient_ratio_vs_dk, "rows"),
     Figure("training_loss", "Held-out cross-entropy and token accuracy while training the same network with "
-           "standard and depth-scaled residuals on sequence reversal (Adam, linear warm-up). Bands: 95% "
-           "bootstrap CI over seeds.", figure_training_loss, "rows"),
+           "standard and depth-scaled residuals on sequence reversal (Adam, linear warm-up). Bands: 90% "
+           "t-interval over seeds. Right: the most-frequent-token accuracy (the plateau before any "
+           "attention is learned) and RC-5's 'learned' bar, halfway from it to 1.", figure_training_loss,
+           "rows", takes_config=True),
 )
 
 
