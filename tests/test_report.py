@@ -39,7 +39,8 @@ def test_report_renders_scorecard_figures_and_provenance(root, tmp_path):
                              {"key": "n_test", "ours": 500, "paper": None},
                              {"key": "augmentations", "ours": ["none", "light"], "paper": ["none", "full"]},
                              {"key": "lr_scale", "ours": 0.06853832299990852, "paper": 0.1}]}
-    claims = {"paper": "paperx", "scale": "smoke", "subset": True, "data_source": "subset:x",
+    claims = {"paper": "paperx", "title": "Paper X (Someone et al., 2025)", "arxiv": "2501.00001",
+              "seeds": [0, 1, 2], "scale": "smoke", "subset": True, "data_source": "subset:x",
               "claims": [claim, unmeasured, ours, earlier, second]}
     write_json(tmp_path / "claims.json", claims)
     write_json(tmp_path / "bench.json", {"device": "cpu", "batch_size": 4, "steps": 2, "model": {},
@@ -78,6 +79,11 @@ def test_report_renders_scorecard_figures_and_provenance(root, tmp_path):
     assert "paper 0.300: smaller" in page
     assert "abc123" in page and "CIFAR-10 subset" in page and "A caption." in page
     text = md.read_text()
+    # the first screen says what this is: the scale, each paper's title, arXiv id and its counts
+    for t in (text, unescape(page)):
+        assert "smoke: CPU proxies at toy sizes" in t and "Paper X (Someone et al., 2025)" in t
+        assert "(arXiv 2501.00001): 3 claims of the paper at smoke (3 seeds): 2 not replicated, " \
+            "1 not measured" in t
     assert "| paperx | X-1 |" in text and "-0.100 [-0.200, -0.050]" in text
     assert "![forest plot paperx](forest/paperx.png)" in text
     # each deviation list once per paper; a row names only its own further ones

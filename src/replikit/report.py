@@ -71,6 +71,33 @@ def verdict_counts(papers: list[dict]) -> list[str]:
     return lines
 
 
+# One sentence per scale: what a reader is looking at (the first screen of the report).
+SCALE_TEXT = {
+    "smoke": "smoke: CPU proxies at toy sizes (CI's scale), 5 seeds (latent lookahead: 1, too few for a "
+             "verdict), to check that every paper runs from data to report; its verdicts say little about "
+             "the papers.",
+    "default": "default: CPU proxies sized to run in hours on a laptop, 5 seeds; each row lists how it "
+               "departs from its paper.",
+    "paper": "paper: the papers' own settings (a GPU cluster), 5 seeds.",
+    "preflight": "preflight: the papers' own settings with budgets cut to a few steps, 1 seed: every row is "
+                 "inconclusive by design.",
+}
+
+
+def paper_lines(papers: list[dict]) -> list[dict]:
+    """Per paper, for the first screen: its title, arXiv id(s) and a line of verdict counts."""
+    out = []
+    for p in papers:
+        own = [c for c in p["claims"] if row_kind(c) == "paper"]
+        n = Counter("not measured" if not c.get("measurable", True) else c["verdict"] for c in own)
+        verdicts = ("replicated", "not replicated", "inconclusive", "not measured")
+        counts = ", ".join(f"{n[v]} {v}" for v in verdicts if n[v]) or "none"
+        seeds = len(p.get("seeds", []))
+        out.append({"paper": p["paper"], "title": p.get("title") or p["paper"], "arxiv": p.get("arxiv", ""),
+                    "line": f"{len(own)} claims of the paper at {p['scale']} ({seeds} seeds): {counts}"})
+    return out
+
+
 # What the report says when config key report.cost_plan is false (rule cost_plan is not in the DAG).
 COST_PLAN_HINT = {"command": "snakemake --cores 1 --config 'report={cost_plan: true}'",
                   "alone": "python -m replikit.plan config/paper.yaml"}
@@ -214,7 +241,9 @@ def load_inputs(claims_paths: list[str], figure_paths: list[str], benchmark_path
                    "counted as replications of a paper)",
                    [(paper, c) for paper in papers for c in paper["claims"] if c["kind"] == "hypothesis"]))
     return {"papers": papers, "figures": figures, "configs": config_groups(figures), "forests": forests,
-            "counts": verdict_counts(papers),
+            "counts": verdict_counts(papers), "paper_lines": paper_lines(papers),
+            "scale_text": [SCALE_TEXT[s] for s in dict.fromkeys(p["scale"] for p in papers)
+                           if s in SCALE_TEXT],
             "groups": [g for g in groups if g[1]],
             "preflight": any(p["scale"] == "preflight" for p in papers),
             "benchmarks": [load_benchmark(p) for p in benchmark_paths],

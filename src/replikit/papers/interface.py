@@ -485,7 +485,8 @@ def score_claims(sm: Any) -> None:
     records = [read_json(p) for p in files["metrics"]]
     prov = record(sm.rule, _source(paper.claims), cfg, [r["device"] for r in records])
     prov.update(runs=runs_computed_by(records), analysis_code=code_hash(paper.claims.__module__))
-    write_scorecard(sm.output[0], paper.name, paper.title, sm.params.scale, manifest, seeds, rows, prov)
+    write_scorecard(sm.output[0], paper.name, paper.title, sm.params.scale, manifest, seeds, rows, prov,
+                    paper.arxiv)
 
 
 def code_modules(paper: Paper) -> list[str]:
