@@ -190,6 +190,17 @@ def hue_args(levels, ordered: bool = False) -> dict:
     return {"hue_order": list(colours), "palette": colours}
 
 
+def mark_grid_ends(ax, x, y, on_end, label: str = "at an end of the grid: a bound, not a located optimum"
+                   ) -> None:
+    """Hollow rings around the points (x, y) where `on_end` is true: optima found at an end of their
+    grid, which bound the optimum rather than locate it; keyed in the panel's legend."""
+    x, y, on_end = (np.asarray(v) for v in (x, y, on_end))
+    if on_end.any():
+        ax.scatter(x[on_end], y[on_end], s=110, facecolors="none", edgecolors="black", linewidths=1.2,
+                   zorder=6, label=f"{int(on_end.sum())} of {on_end.size} seeds {label}")
+        ax.legend(fontsize=7)
+
+
 def say_on_panel(ax, text: str) -> None:
     """A sentence in the panel (e.g. "all arms 0 % exact match: no arm learned"), where a reader looks."""
     ax.text(0.5, 0.5, text, transform=ax.transAxes, ha="center", va="center", fontsize=8,

@@ -203,6 +203,10 @@ def figure_invariance(df: pd.DataFrame, specs: list[RunSpec], out: Path, scale: 
                  hue_order=list(colours), palette=colours)
     ks = np.array(sorted(table["K"].unique()), dtype=float)
     ax.plot(ks, -np.log10(ks), ls="--", c="grey", label="1/K")
+    grid = np.log10(sorted(t for t in df["T"].unique() if t > 0))
+    if len(table) and len(grid):
+        ends = np.isclose(table["log10_T_opt"], grid[0]) | np.isclose(table["log10_T_opt"], grid[-1])
+        plotting.mark_grid_ends(ax, table["K"], table["log10_T_opt"], ends)
     ax.set_xscale("log", base=2)
     ax.set(xlabel="fixed augmentations per image K (D4 views)", ylabel="log10 NLL-optimal T",
            title="optimal temperature")

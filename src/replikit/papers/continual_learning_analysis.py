@@ -187,6 +187,9 @@ def figure_similarity(df: pd.DataFrame, specs: list[RunSpec], out: Path, scale: 
                   native_scale=True, log_scale=(False, True))
     sns.stripplot(best, x="similarity", y="optimal gamma0", ax=axes[0, 1], native_scale=True, color="grey",
                   alpha=0.5, jitter=0.01)
+    grid = sorted(d["gamma0"].unique())
+    plotting.mark_grid_ends(axes[0, 1], best["similarity"], best["optimal gamma0"],
+                            best["optimal gamma0"].isin([grid[0], grid[-1]]))
     axes[0, 1].set(xlabel="task similarity (1 - fraction of pixels permuted)",
                    ylabel="gamma0 with the best AA (per seed)")
     plotting.save(fig, out, f"Optimal gamma0 vs task similarity: Permuted MNIST MLP, N={specs[0].width}",
