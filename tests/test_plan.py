@@ -17,7 +17,7 @@ from replikit import plan as pl
 from replikit.models.chains import ChainStack
 from replikit.models.convnet import ConvNet
 from replikit.papers.interface import get
-from replikit.papers.latent_lookahead import task_lengths
+from replikit.papers.latent_lookahead_analysis import task_lengths
 from replikit.plan_cost import Setup, fake_module, launches, measure_step
 
 # a rank-collapse config whose step needs a few hundred MB: large enough to read off the process's RSS

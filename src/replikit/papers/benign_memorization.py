@@ -304,41 +304,6 @@ def benchmark_loop_job(job: Job) -> None:
     print(out)
 
 
-def cost(cfg: dict, run: str):
-    """The plan's cost model of one training job (`replikit.plan`): epochs * floor(n / batch) steps
-    (train_loop drops the last partial batch), each `Run.loss` on a uint8 batch of the real shape:
-    the run's augmentation, MSE on one-hot labels, the configured optimizer."""
-    from ..datasets import sizes as full_sizes
-    from ..plan_cost import IMAGE_SHAPES, NUM_CLASSES, JobPlan, Piece, Setup, batches_per_epoch, fake_module
-
-    spec = RunSpec.parse(run)
-    n = cfg["n_train"] or full_sizes(cfg["dataset"])[0]
-    b = min(cfg["batch_size"], n)
-    shape = IMAGE_SHAPES[cfg["dataset"]]
-    m, o = cfg["model"], cfg["optimizer"]
-
-    def setup() -> Setup:
-        model = fake_module(lambda: build_model(m["name"], NUM_CLASSES, m["width"], m["projector_width"],
-                                                in_channels=shape[0]))
-        opt = make_optimizer(o["name"], model.parameters(), o["lr"], o["weight_decay"])
-        x, y = torch.empty(n, *shape, dtype=torch.uint8), torch.zeros(n, dtype=torch.long)
-        preset = aug.PRESETS[spec.augmentation]
-
-        def loss() -> torch.Tensor:
-            idx = torch.randint(0, n, (b,))
-            xb = to_float(x[idx])
-            if not preset.is_identity:
-                xb = aug.augment(xb, torch.rand(b, aug.N_UNIFORMS), preset)
-            return F.mse_loss(model(xb), F.one_hot(y[idx], NUM_CLASSES).float())
-
-        return Setup(model, loss, opt, [x, y])
-
-    key = ("bm", str(m), str(o), n, b, spec.augmentation)
-    steps = cfg["epochs"] * batches_per_epoch(n, b)
-    return JobPlan([Piece(key, setup, steps)], f"epochs {cfg['epochs']} x floor({n}/{b})",
-                   "benign_memorization.batch_size")
-
-
 def run_inputs(cfg: dict, w) -> dict[str, str]:
     return dataset_files(cfg["dataset"])
 

@@ -399,8 +399,99 @@ FIGURES = (
            "results"),
 )
 
+# ---------------------------------------------------------------- cost (the plan)
+
+
+def cost(cfg: dict, run: str):
+    """The plan's cost model of one sampling job (`replikit.plan`): floor(n / batch) * ramp_start steps
+    of the shared burn-in (one network), then floor(n / batch) * (epochs - ramp_start) steps of the
+    chain stack, which advances all T chains at once (T = the temperatures, + 1 with sgd_baseline);
+    curation runs train on curated_size images."""
+    import torch
+    import torch.nn.functional as F
+
+    from .. import augment as aug
+    from ..datasets import sizes as full_sizes
+    from ..models.chains import ChainStack
+    from ..models.invariant import GROUP_SIZE, d4_batch
+    from ..plan_cost import NUM_CLASSES, Builder, JobPlan, Piece, Setup, batches_per_epoch, fake_module
+    from ..posterior import gaussian_prior_energy, prior_parameters
+    from ..samplers import SGMCMC, Schedule
+    from .cold_posterior import CIFAR_MEAN, CIFAR_STD, RunSpec, branch_temperatures, build_network
+
+    spec = RunSpec.parse(run)
+    full_train, full_test = full_sizes(cfg["dataset"])
+    n = cfg["n_train"] or full_train
+    n = (cfg["curated_size"] or n) if spec.curation else n
+    n_test, size, b = cfg["n_test"] or full_test, cfg["image_size"], min(cfg["batch_size"], n)
+    num_data = n * (spec.n_augs if cfg["n_convention"] == "nK" and spec.n_augs else 1)
+    spe = batches_per_epoch(n, b)
+    s = cfg["sampler"]
+
+    temps = branch_temperatures(cfg)
+
+    def setup(chains: int | None) -> Builder:
+        """cold_posterior.Run.make_loss and make_sampler (chains None: the burn-in's one network) or
+        make_chain_loss and chain_stack (a stack of `chains` networks): the run's views of a float
+        batch, mean NLL plus the Gaussian prior energy / n, one SG-MCMC step past the ramp (the noise
+        is drawn), on the sampler's GPU path."""
+        def build() -> Setup:
+            def network() -> torch.nn.Module:
+                return build_network(cfg, NUM_CLASSES, spec.model == "inv")
+
+            if chains is None:
+                model = fake_module(network)
+                params = prior_parameters(model)
+            else:
+                model = fake_module(lambda: ChainStack([network() for _ in range(chains)]))
+                template = network()
+                names = {id(p): n for n, p in template.named_parameters()}
+                params = [model.stacked(names[id(p)]) for p in prior_parameters(template)]
+            sampler = SGMCMC(model.parameters(), lr=s["lr"], num_data=num_data, method=s["method"],
+                             momentum=s["momentum"], precondition=s["precondition"],
+                             temperature=1.0 if chains is None else [1.0] * chains,
+                             schedule=Schedule(spe, cfg["cycle_epochs"], cfg["ramp_start"],
+                                               cfg["sample_start"]))
+            sampler.step_count = spe * cfg["sample_start"]  # past the ramp: the noise is drawn
+            sampler.fused = True  # the path it takes on a GPU (one noise draw, foreach norms)
+            x, y = torch.empty(n, 3, size, size), torch.zeros(n, dtype=torch.long)
+            x_test = torch.empty(n_test, 3, size, size)
+            mean, std = (torch.tensor(v).view(1, 3, 1, 1) for v in (CIFAR_MEAN, CIFAR_STD))
+            crop = aug.AugmentSpec(crop="pad", pad=max(1, size // 8), flip=True)
+
+            def loss() -> torch.Tensor:
+                idx = torch.randint(0, n, (b,))
+                xb = x[idx]
+                if spec.augmentation == "d4":
+                    xb = d4_batch(xb, torch.randint(0, GROUP_SIZE, (b,)))
+                elif spec.augmentation != "none":
+                    xb = aug.augment(xb, torch.rand(b, aug.N_UNIFORMS), crop)
+                xb = (xb - mean) / std
+                if chains is None:
+                    nll = F.cross_entropy(model(xb), y[idx])
+                    return nll + gaussian_prior_energy(params, spec.prior) / num_data
+                logits = model(xb)
+                nll = F.cross_entropy(logits.flatten(0, 1), y[idx].repeat(chains), reduction="none")
+                energy = gaussian_prior_energy(params, spec.prior, chains=True)
+                return (nll.view(chains, -1).mean(1) + energy / num_data).sum()
+
+            if chains is None:
+                return Setup(model, loss, sampler, [x, y, x_test])
+            return Setup(model, loss, sampler, [x, y, x_test], chains=chains, one_chain=setup(None))
+
+        return build
+
+    key = ("cp", str(cfg["model"]), spec.model, spec.augmentation, n, n_test, size, b)
+    formula = (f"floor({n}/{b}) x ramp_start {cfg['ramp_start']} (burn-in) + floor({n}/{b}) x "
+               f"(epochs {cfg['epochs']} - {cfg['ramp_start']}) steps of {len(temps)} chains at once")
+    chain_steps = spe * (cfg["epochs"] - cfg["ramp_start"])
+    return JobPlan([Piece(key + ("burn-in",), setup(None), spe * cfg["ramp_start"]),
+                    Piece(key + (len(temps), "chains"), setup(len(temps)), chain_steps)],
+                   formula, "cold_posterior.batch_size")
+
+
 SPEC = Paper(
-    cp.RUNS, cost=cp.cost, prefix="cp", arxiv="2106.06596, 2205.13900", figures=FIGURES,
+    cp.RUNS, cost=cost, prefix="cp", arxiv="2106.06596, 2205.13900", figures=FIGURES,
     load_results=lambda files: {"results": load_results(files["metrics"])},
     title="The cold posterior effect: curation, augmentation, prior, invariance (Noci et al., NeurIPS "
     "2021; Bachmann et al., ICML 2022)", claims=claims, dataset=lambda cfg, figure: cfg["dataset"],

@@ -380,8 +380,66 @@ FIGURES = (
            "last task). Bands: 90% t-interval over seeds.", figure_joint_vs_sequential, "items"),
 )
 
+# ---------------------------------------------------------------- cost (the plan)
+
+
+def cost(cfg: dict, run: str):
+    """The plan's cost model of one job (`replikit.plan`), per network of the run's sweep: sequential
+    n_tasks * epochs * ceil(n_task / batch) steps, joint epochs * ceil(n_tasks * n_task / batch) (the
+    last partial batch is kept); each plain SGD on the cross-entropy through the task's head."""
+    import torch
+    import torch.nn.functional as F
+
+    from ..datasets import sizes as full_sizes
+    from ..plan_cost import Builder, JobPlan, Piece, Setup, batches_per_epoch, fake_module
+    from ..tasks.streams import TaskStream
+    from ..training import make_optimizer
+    from .continual_learning import RunSpec, build_model, run_config
+
+    spec = RunSpec.parse(run)
+    run_cfg = run_config(cfg, run)
+    cifar = spec.stream == "splitcifar10"
+    full_train, full_test = full_sizes(spec.dataset)
+    share = 5 if cifar else 1  # a Split CIFAR-10 task holds 2 of the 10 classes
+    n_task, n_test = cfg["n_train"] or full_train // share, cfg["n_test"] or full_test // share
+    tasks = cfg["n_tasks"]
+    shape = (3, 32, 32) if cifar else (28 * 28,)
+    joint = spec.regime == "joint"
+    n_fit = tasks * n_task if joint else n_task
+    b = min(cfg["batch_size"], n_fit)
+    shared = not cifar and cfg["pmnist_head"] == "shared"
+    stream = TaskStream(spec.stream, [torch.empty(1, *shape)] * tasks, [], [], [], 2 if cifar else 10,
+                        shared_head=shared)
+
+    def item_setup(scaling) -> Builder:
+        def setup() -> Setup:
+            """continual_learning.fit: plain SGD on the cross-entropy through the task's head."""
+            model = fake_module(lambda: build_model(stream, scaling, cfg, 0, torch.device("cpu")))
+            opt = make_optimizer("sgd", model.parameters(), scaling.lr(cfg["lr"]), 0.0, momentum=0.0)
+            data = [torch.empty(n_task, *shape) for _ in range(tasks)] + \
+                [torch.empty(n_test, *shape) for _ in range(tasks)]
+            x = torch.cat(data[:tasks]) if joint else data[0]
+            y = torch.zeros(x.shape[0], dtype=torch.long)
+            heads = torch.zeros(x.shape[0], dtype=torch.long) if joint else None
+
+            def loss() -> torch.Tensor:
+                idx = torch.randint(0, x.shape[0], (b,))
+                return F.cross_entropy(model(x[idx], 0 if heads is None else heads[idx]), y[idx])
+
+            return Setup(model, loss, opt, data + ([x, y, heads] if joint else [y]))
+        return setup
+
+    per_item = cfg["epochs"] * (batches_per_epoch(n_fit, b, drop_last=False) * (1 if joint else tasks))
+    pieces = [Piece(("cl", spec.stream, spec.regime, s.width, cfg["depth"], b, n_task, n_test, tasks, shared),
+                    item_setup(s), per_item) for s in spec.items(run_cfg)]
+    formula = (f"{len(pieces)} networks x epochs {cfg['epochs']} x ceil({n_fit}/{b})"
+               + ("" if joint else f" x {tasks} tasks"))
+    setting = "continual_learning.batch_size (or the widest width of the sweep)"
+    return JobPlan(pieces, formula, setting)
+
+
 SPEC = Paper(
-    cl.RUNS, cost=cl.cost, prefix="cl", arxiv="2506.16884", figures=FIGURES, claims=claims,
+    cl.RUNS, cost=cost, prefix="cl", arxiv="2506.16884", figures=FIGURES, claims=claims,
     load_results=lambda files: {"items": load_items(files["metrics"])},
     title="The Importance of Being Lazy: feature learning, width and forgetting (Graldi et al., ICML 2025)",
     dataset=lambda cfg, figure: "mnist" if figure == "similarity" else cl.main_dataset(cfg),

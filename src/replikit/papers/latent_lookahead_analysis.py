@@ -454,8 +454,89 @@ FIGURES = (
            figure_sudoku9_example, "examples", takes_subset=False),
 )
 
+# ---------------------------------------------------------------- cost (the plan)
+
+
+def task_lengths(task: str, data: dict) -> tuple[int, int]:
+    """Longest prompt and answer the task's generator can make (see the module docstring)."""
+    import numpy as np
+
+    from ..tasks import planning as pl
+
+
+    if task in ("sudoku4", "sudoku9"):
+        size = 4 if task == "sudoku4" else 9
+        grid = [[0] * size for _ in range(size)]
+        prompt, answer = pl.sudoku_example(grid, grid)
+    elif task == "maze":
+        g = data["grid_n"]
+        prompt, answer = pl.maze_example(np.zeros((2, g, g), bool), (0, 0), (0, 0), [(0, 0)] * g * g)
+    elif task == "prosqa":
+        edges = sum(min(data["max_parents"], child) for child in range(2, data["n_nodes"]))
+        return 2 * edges + 5, data["max_depth"] + 1
+    else:
+        raise ValueError(f"unknown latent-lookahead task {task!r}")
+    return len(prompt), len(answer)
+
+
+def cost(cfg: dict, run: str):
+    """The plan's cost model of one training job (`replikit.plan`): epochs * floor(n_train / batch)
+    steps, n_train from the task's split fractions; sequences at the longest prompt and answer the
+    task's generator can make (`task_lengths`, an upper bound)."""
+    import torch
+
+    from ..models import lookahead_gpt as lg
+    from ..plan_cost import JobPlan, Piece, Setup, batches_per_epoch, fake_module
+    from ..tasks import planning as pl
+    from ..training import make_optimizer
+    from .latent_lookahead import RunSpec, performance
+
+    spec = RunSpec.parse(run)
+    data, t, m = cfg["data"][spec.task], cfg["training"][spec.task], cfg["model"]
+    n = pl.split_names(data["n"], data["splits"], data["seed"]).count("train")
+    n_test = min(cfg["eval_max"], data["n"] - n)
+    P, A = task_lengths(spec.task, data)
+    tau = 0 if spec.method == "ntp" else (A if spec.tau == "A" else int(spec.tau))
+    perf = performance(cfg, torch.device("cuda"), tau)
+    b = min(t["batch_size"], n)
+    bf16 = bool(cfg["bf16"])
+
+    def setup() -> Setup:
+        """latent_lookahead.Run.method_loss with the switches a CUDA run resolves (KV cache, fused
+        Adam, checkpointed rollout above tau 32); bf16 autocast emulated with CPU autocast."""
+        model = fake_module(lambda: lg.LookaheadGPT(lg.GPTConfig(
+            vocab_size=pl.VOCAB_SIZE, block_size=m["block_size"], n_layer=m["n_layer"], n_head=m["n_head"],
+            n_embd=m["n_embd"], dropout=t["dropout"])))
+        o = cfg["optimizer"]
+        fused = o["name"] == "adam" and perf["fused_adam"]
+        opt = torch.optim.Adam(model.parameters(), lr=o["lr"], fused=True) if fused \
+            else make_optimizer(o["name"], model.parameters(), o["lr"])
+        prompts, answers = torch.zeros(n, P, dtype=torch.long), torch.zeros(n, A, dtype=torch.long)
+        tests = [torch.zeros(n_test, P, dtype=torch.long), torch.zeros(n_test, A, dtype=torch.long)]
+
+        def loss() -> torch.Tensor:
+            idx = torch.randint(0, n, (b,))
+            p, a = prompts[idx], answers[idx]
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+                if spec.method == "ntp":
+                    return lg.ntp_loss(model, p, a, pl.PAD)
+                if spec.method == "pause":
+                    return lg.pause_loss(model, p, a, pl.PAD, pl.PAUSE, tau)
+                return lg.lookahead_loss(model, p, a, pl.PAD, tau, spec.mask == "bidir",
+                                         kv_cache=perf["kv_cache"], checkpoint=perf["checkpoint_rollout"])
+
+        return Setup(model, loss, opt, [prompts, answers, *tests])
+
+    key = ("ll", str(m), spec.method, tau, spec.mask, P, A, b, n, t["dropout"], str(perf), bf16)
+    steps = t["epochs"] * batches_per_epoch(n, b)
+    setting = f"latent_lookahead.training.{spec.task}.batch_size"
+    if spec.method == "lookahead" and not perf["checkpoint_rollout"]:
+        setting += " (or latent_lookahead.performance.checkpoint_rollout: true)"
+    return JobPlan([Piece(key, setup, steps, bf16)], f"epochs {t['epochs']} x floor({n}/{b})", setting)
+
+
 SPEC = Paper(
-    ll.RUNS, cost=ll.cost, prefix="ll",
+    ll.RUNS, cost=cost, prefix="ll",
     title="Thinking into the Future: Latent Lookahead Training for Transformers "
     "(Noci et al., 2026)", arxiv="2603.20219",
     figures=FIGURES,

@@ -323,8 +323,68 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
 
 # ---------------------------------------------------------------- the paper's declaration
 
+# ---------------------------------------------------------------- cost (the plan)
+
+
+def cost(cfg: dict, run: str):
+    """The plan's cost model of one job (`replikit.plan`): an init run is one forward and backward (no
+    optimizer) per batch, n_batches per depth of init.depths; a training run `training.steps` steps."""
+    import torch
+    import torch.nn.functional as F
+
+    from ..plan_cost import Builder, JobPlan, Piece, Setup, fake_module
+    from ..training import make_optimizer
+    from .rank_collapse import RunSpec, base_d_k, build_model, run_config, task_loss
+
+    spec = RunSpec.parse(run)
+    cfg = run_config(cfg, spec)  # the run's own model and data (a training run may override them)
+    T = cfg["data"]["seq_len"]
+
+    def model_of(depth: int, d_k: int):
+        return fake_module(lambda: build_model(cfg, spec, depth, d_k, 0, "plan", torch.device("cpu")))
+
+    if spec.kind == "init":
+        ic = cfg["init"]
+
+        def init_setup(depth: int) -> Builder:
+            def setup() -> Setup:
+                """rank_collapse.measure_at_init: hidden states, head, cross-entropy, backward."""
+                model = model_of(depth, spec.d_k)
+                batches = torch.zeros(ic["n_batches"], ic["batch_size"], T, dtype=torch.long)
+
+                def loss() -> torch.Tensor:
+                    x = batches[0]
+                    hs = model.hidden_states(x)
+                    logits = model.head(model.ln_f(hs[-1]))
+                    return F.cross_entropy(logits.flatten(0, 1), x.flip(1).flatten())
+
+                return Setup(model, loss, None, [batches])
+            return setup
+
+        pieces = [Piece(("rc-init", str(cfg["model"]), str(cfg["data"]), spec.norm, spec.d_k, int(d),
+                         ic["batch_size"], ic["n_batches"]), init_setup(int(d)), ic["n_batches"])
+                  for d in sorted(ic["depths"])]
+        return JobPlan(pieces, f"{len(pieces)} depths x n_batches {ic['n_batches']} (no optimizer)",
+                       "rank_collapse.init.batch_size")
+    tc = cfg["training"]
+    d_k = base_d_k(cfg)
+
+    def train_setup() -> Setup:
+        """rank_collapse.run_train: task_loss on a fresh batch, the configured optimizer."""
+        model = model_of(spec.depth, d_k)
+        opt = make_optimizer(tc["optimizer"], model.parameters(), tc["lr"])
+        train_x = torch.zeros(tc["steps"], tc["batch_size"], T, dtype=torch.long)
+        eval_x = torch.zeros(tc["eval_batches"] * tc["batch_size"], T, dtype=torch.long)
+        return Setup(model, lambda: task_loss(model, train_x[0])[0], opt, [train_x, eval_x])
+
+    key = ("rc-train", str(cfg["model"]), str(cfg["data"]), spec.norm, spec.depth, tc["batch_size"],
+           tc["steps"], tc["optimizer"])
+    return JobPlan([Piece(key, train_setup, tc["steps"])], f"training.steps {tc['steps']}",
+                   "rank_collapse.training.batch_size")
+
+
 SPEC = Paper(
-    rc.RUNS, cost=rc.cost, prefix="rc", arxiv="2206.03126", figures=FIGURES, claims=claims,
+    rc.RUNS, cost=cost, prefix="rc", arxiv="2206.03126", figures=FIGURES, claims=claims,
     load_results=lambda files: {"rows": load_results(files["metrics"])},
     title="Signal propagation in transformers: theoretical perspectives and the role of rank collapse "
     "(Noci, Anagnostidis, Biggio et al., NeurIPS 2022)",
