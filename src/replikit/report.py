@@ -94,7 +94,8 @@ def paper_lines(papers: list[dict]) -> list[dict]:
         counts = ", ".join(f"{n[v]} {v}" for v in verdicts if n[v]) or "none"
         seeds = len(p.get("seeds", []))
         out.append({"paper": p["paper"], "title": p.get("title") or p["paper"], "arxiv": p.get("arxiv", ""),
-                    "line": f"{len(own)} claims of the paper at {p['scale']} ({seeds} seeds): {counts}"})
+                    "line": f"{len(own)} claims of the paper at {p['scale']} ({seeds} seed"
+                            f"{'' if seeds == 1 else 's'}): {counts}"})
     return out
 
 
