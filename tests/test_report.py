@@ -1,4 +1,5 @@
 import json
+import re
 from html import unescape
 
 import matplotlib.pyplot as plt
@@ -6,6 +7,36 @@ import matplotlib.pyplot as plt
 from replikit import plotting
 from replikit.io import write_json
 from replikit.report import load_inputs, render, verdict_table
+
+VERDICT_WORDS = {"replicated", "not replicated", "inconclusive"}
+
+
+def markdown_table_problems(md: str) -> list[str]:
+    """Every Markdown table of `md`, parsed as GitHub renders it (markdown-it-py, tables on): each
+    row has its header's number of cells in the source (an unescaped `|` would split one, and the
+    renderer would silently drop or pad cells), and a scorecard row's direction column holds a verdict."""
+    from markdown_it import MarkdownIt
+
+    problems = []
+    cells = lambda line: len(re.split(r"(?<!\\)\|", line.strip())) - 2  # noqa: E731
+    lines = md.splitlines()
+    header, row, col, in_head = [], [], None, False
+    for t in MarkdownIt("commonmark").enable("table").parse(md):
+        if t.type == "table_open":
+            header, col = [], None
+            first = lines[t.map[0]]
+            problems += [f"row of {cells(ln)} cells under a {cells(first)}-cell header: {ln[:80]}"
+                         for ln in lines[t.map[0] + 2:t.map[1]] if cells(ln) != cells(first)]
+        elif t.type in ("thead_open", "thead_close"):
+            in_head = t.type == "thead_open"
+            col = header.index("direction") if not in_head and "direction" in header else col
+        elif t.type == "tr_open":
+            row = []
+        elif t.type == "inline":
+            (header if in_head else row).append(t.content.strip("* "))
+        elif t.type == "tr_close" and not in_head and col is not None and row[col] not in VERDICT_WORDS:
+            problems.append(f"direction cell {row[col]!r} is not a verdict: {row[:2]}")
+    return problems
 
 
 def test_report_renders_scorecard_figures_and_provenance(root, tmp_path):
@@ -79,6 +110,8 @@ def test_report_renders_scorecard_figures_and_provenance(root, tmp_path):
     assert "paper 0.300: smaller" in page
     assert "abc123" in page and "CIFAR-10 subset" in page and "A caption." in page
     text = md.read_text()
+    assert not markdown_table_problems(text)
+    assert markdown_table_problems(text.replace("| **not replicated** |", "| not replicated | x |", 1))
     # the first screen says what this is: the scale, each paper's title, arXiv id and its counts
     for t in (text, unescape(page)):
         assert "smoke: CPU proxies at toy sizes" in t and "Paper X (Someone et al., 2025)" in t

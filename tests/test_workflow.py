@@ -17,6 +17,7 @@ from replikit.papers import interface
 from replikit.report import with_deviation_text
 from replikit.scorecard_reference import REFERENCE, compare, summarize
 from tests.conftest import ROOT, SHARED
+from tests.test_report import markdown_table_problems
 
 
 def smk(*args: str, cwd: Path = ROOT, timeout: int = 300) -> subprocess.CompletedProcess:
@@ -116,6 +117,7 @@ def test_smoke_scale_end_to_end(tmp_path):
         assert md.count(f"**{paper} (smoke): deviations from the paper's settings**") == shared, paper
         assert md.count(f"**{paper}**, used by ") == 1, paper
     assert html.index("smoke: ") < html.index("forest plot") < html.index("<h2>Claims scorecard")
+    assert not markdown_table_problems(md)  # every table renders as GitHub renders it
     # as a person writes it (issue 37): no absolute path, no None, no Python list repr
     texts = {"index.md": md, "index.html": html} | {
         f"{p}/claims.json": (out / f"results/{p}/claims.json").read_text()
