@@ -151,14 +151,7 @@ class SGMCMC(torch.optim.Optimizer):
             params = [p for p in group["params"] if p.grad is not None]
             if not params:
                 continue
-            for p in params:
-                st = self.state[p]
-                if not st:
-                    st["precond"], st["sq_sum"] = 1.0, 0.0  # floats: kept exact by load_state_dict
-                    if sghmc:
-                        st["velocity"] = torch.zeros_like(p)
-                if p not in self._sq:
-                    self._sq[p] = torch.zeros((), dtype=torch.float64, device=p.device)
+            self._init_state(params)
             grads = [p.grad for p in params]
             if self.precondition and self.fused:
                 norms = torch.stack(torch._foreach_norm(grads)).double()
@@ -182,14 +175,33 @@ class SGMCMC(torch.optim.Optimizer):
                 vn = torch._foreach_add([v[i] for i in noisy], xi)
                 for i, t in zip(noisy, vn, strict=True):
                     v[i] = t
-            if sghmc:
-                vel = [self.state[p]["velocity"] for p in params]
-                torch._foreach_mul_(vel, self.momentum)
-                torch._foreach_add_(vel, v)
-                v = vel
-            torch._foreach_add_(params, v)
+            self._move(params, v)
         self._advance()
         return loss
+
+    def _init_state(self, params: list[torch.Tensor]) -> None:
+        """First step of a parameter: preconditioner 1 and squared-gradient sum 0 (floats, kept exact
+        by load_state_dict; one per chain in chain mode), zero velocity for SGHMC, and its device
+        accumulator of squared gradients."""
+        for p in params:
+            st = self.state[p]
+            if not st:
+                st["precond"], st["sq_sum"] = (1.0, 0.0) if self.chains is None else \
+                    ([1.0] * self.chains, [0.0] * self.chains)
+                if self.method == "sghmc":
+                    st["velocity"] = torch.zeros_like(p)
+            if p not in self._sq:
+                shape = () if self.chains is None else (self.chains,)
+                self._sq[p] = torch.zeros(shape, dtype=torch.float64, device=p.device)
+
+    def _move(self, params: list[torch.Tensor], v: list[torch.Tensor]) -> None:
+        """theta += v (SGLD), or v into the velocity first (SGHMC: vel = momentum * vel + v)."""
+        if self.method == "sghmc":
+            vel = [self.state[p]["velocity"] for p in params]
+            torch._foreach_mul_(vel, self.momentum)
+            torch._foreach_add_(vel, v)
+            v = vel
+        torch._foreach_add_(params, v)
 
     def _advance(self) -> None:
         self.step_count += 1
@@ -216,14 +228,7 @@ class SGMCMC(torch.optim.Optimizer):
             params = [p for p in group["params"] if p.grad is not None]
             if not params:
                 continue
-            for p in params:
-                st = self.state[p]
-                if not st:
-                    st["precond"], st["sq_sum"] = [1.0] * self.chains, [0.0] * self.chains
-                    if sghmc:
-                        st["velocity"] = torch.zeros_like(p)
-                if p not in self._sq:
-                    self._sq[p] = torch.zeros(self.chains, dtype=torch.float64, device=p.device)
+            self._init_state(params)
             grads = [p.grad for p in params]
             if self.precondition and self.fused:  # one foreach norm over every chain's slice
                 norms = torch.stack(torch._foreach_norm([g[c] for g in grads for c in range(self.chains)]))
@@ -242,12 +247,7 @@ class SGMCMC(torch.optim.Optimizer):
                 noise = torch._foreach_mul(xi, [s for _, s in coefs])
                 torch._foreach_mul_(noise, math.sqrt(scale))
                 torch._foreach_add_(v, noise)
-            if sghmc:
-                vel = [self.state[p]["velocity"] for p in params]
-                torch._foreach_mul_(vel, self.momentum)
-                torch._foreach_add_(vel, v)
-                v = vel
-            torch._foreach_add_(params, v)
+            self._move(params, v)
         self._advance()
 
     def _sync_sq_sums(self) -> None:
