@@ -394,8 +394,10 @@ FIGURES = (
            "the whole posterior, the likelihood only, or the prior only (main prior std). Bands/bars: 90% "
            "t-interval over seeds, as the scorecard.", figure_prior, "results"),
     Figure("invariance", "K fixed D4 views per image (view 0 = the image): left, log10 of the NLL-optimal T "
-           "against K for the plain CNN and the D4-invariant one, with 1/K dashed; right, the seed-mean NLL "
-           "curves. Bands: 90% t-interval over seeds (the temperature grid is discrete).", figure_invariance,
+           "against K for the plain CNN and the D4-invariant one, with 1/K dashed, per-seed optima at an end "
+           "of the temperature grid ringed (bounds, not located optima); right, the seed-mean NLL curves, "
+           "the model as colour and K as line style, as on the left. Bands: 90% t-interval over seeds (the "
+           "temperature grid is discrete).", figure_invariance,
            "results"),
 )
 

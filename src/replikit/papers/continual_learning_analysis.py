@@ -373,7 +373,8 @@ FIGURES = (
            "transition. Bands: 90% t-interval over seeds.", figure_forgetting_vs_gamma, "items"),
     Figure("similarity", "Permuted MNIST where each task permutes only a fraction p of the pixels (innermost "
            "first); similarity = 1 - p. Left: AA against gamma0 per similarity; right: the gamma0 with the "
-           "best AA per seed (grey dots) and its mean with a 90% t-interval over seeds.", figure_similarity,
+           "best AA per seed (grey dots; ringed where it is an end of the gamma0 grid, a bound rather than a "
+           "located optimum) and its mean with a 90% t-interval over seeds.", figure_similarity,
            "items"),
     Figure("joint_vs_sequential", "Test error (1 - mean accuracy over the tasks) against gamma0 for joint "
            "training on all tasks at once (same number of SGD steps) and for sequential training (after the "
