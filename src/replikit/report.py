@@ -53,6 +53,14 @@ ROW_KINDS = (("paper", "paper claims"),
              ("hypothesis", "hypotheses (ours)"))
 
 
+VERDICT_ORDER = ("replicated", "not replicated", "inconclusive", "not measured")
+
+
+def tally(claims: list[dict]) -> Counter:
+    """How many claims got each verdict, an unmeasured claim counted as "not measured"."""
+    return Counter("not measured" if not c.get("measurable", True) else c["verdict"] for c in claims)
+
+
 def verdict_counts(papers: list[dict]) -> list[str]:
     """Per scale: how many of the papers' own claims got each verdict and their fidelity; then the same
     for background claims and for our hypotheses, counted apart (neither is a replication of the
@@ -63,9 +71,9 @@ def verdict_counts(papers: list[dict]) -> list[str]:
             claims = [c for p in papers if p["scale"] == scale for c in p["claims"] if row_kind(c) == kind]
             if not claims:
                 continue
-            n = Counter("not measured" if not c.get("measurable", True) else c["verdict"] for c in claims)
+            n = tally(claims)
             fid = Counter(c["fidelity"] for c in claims)
-            parts = [f"{n[v]} {v}" for v in ("replicated", "not replicated", "inconclusive", "not measured")]
+            parts = [f"{n[v]} {v}" for v in VERDICT_ORDER]
             lines.append(f"{scale}: {len(claims)} {noun}: " + ", ".join(parts) + " ("
                          + ", ".join(f"{fid[f]} {f}" for f in FIDELITIES if fid[f]) + ")")
     return lines
@@ -89,9 +97,8 @@ def paper_lines(papers: list[dict]) -> list[dict]:
     out = []
     for p in papers:
         own = [c for c in p["claims"] if row_kind(c) == "paper"]
-        n = Counter("not measured" if not c.get("measurable", True) else c["verdict"] for c in own)
-        verdicts = ("replicated", "not replicated", "inconclusive", "not measured")
-        counts = ", ".join(f"{n[v]} {v}" for v in verdicts if n[v]) or "none"
+        n = tally(own)
+        counts = ", ".join(f"{n[v]} {v}" for v in VERDICT_ORDER if n[v]) or "none"
         seeds = len(p.get("seeds", []))
         out.append({"paper": p["paper"], "title": p.get("title") or p["paper"], "arxiv": p.get("arxiv", ""),
                     "line": f"{len(own)} claims of the paper at {p['scale']} ({seeds} seed"
