@@ -1,0 +1,62 @@
+"""replikit.device_check at smoke size on the CPU: the plan's predictions written, the plan's own
+steps timed, and one latent-lookahead arm trained with its evaluations logged up to a deadline."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from replikit import device_check as dc
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    out = tmp_path_factory.mktemp("check")
+    dc.prepare(out, ("config/smoke.yaml",))
+    return out
+
+
+def test_prepare_writes_settings_data_and_the_plans_predictions(folder):
+    check = json.loads((folder / "check.json").read_text())
+    data = json.loads((folder / "sudoku4.json").read_text())
+    assert check["cp"]["run"].startswith("chain_model-plain_augmentation-crop_flip")
+    for part in ("burn_in", "chains"):
+        pred = check["cp"][part]
+        assert pred["h100_step_s"] == max(pred["h100_compute_s"], pred["h100_launch_s"]) > 0
+    # the chain step stacks every temperature: more FLOPs than one network's step, as many per chain
+    chains = len(check["cp"]["cfg"]["temperatures"]) + bool(check["cp"]["cfg"]["sgd_baseline"])
+    assert check["cp"]["chains"]["flops"] == pytest.approx(chains * check["cp"]["burn_in"]["flops"], rel=0.05)
+    assert set(check["ll"]["predicted"]) == {"ntp", "pause", "lookahead"}
+    assert len(data["prompt"]) == len(data["answer"]) == len(data["split"]) == check["ll"]["cfg"]["data"]["n"]
+
+
+def test_steps_are_timed_against_the_prediction(folder, tmp_path):
+    dc.time_steps(folder, tmp_path, steps=1)
+    step = json.loads((tmp_path / "step.json").read_text())
+    assert "cp_error" not in step and "ll_error" not in step
+    assert step["cp"]["batched"]["measured_s"] > 0 and step["cp"]["burn_in"]["measured_s"] > 0
+    assert step["cp"]["chains"] > 1 and step["cp"]["batched_vs_sequential"] > 0
+    assert {"ntp", "pause", "lookahead"} <= set(step["ll"]) and step["ll_predicted"]["ntp"]["ops"] > 0
+
+
+def test_an_arm_logs_every_evaluation_and_stops_at_the_deadline(folder, tmp_path):
+    full, cut = tmp_path / "full.jsonl", tmp_path / "cut.jsonl"
+    dc.train_one(folder, "lookahead", 0, time.time() + 3600, full)
+    rows = [json.loads(line) for line in full.read_text().splitlines()]
+    cfg = json.loads((folder / "check.json").read_text())["ll"]["cfg"]
+    assert [r["epoch"] for r in rows] == [0, cfg["training"]["epochs"]]  # start and end (eval every 30)
+    assert {"exact_match", "fixed_batch_loss", "next_token_loss", "latent_loss", "wall_s"} <= set(rows[-1])
+    assert rows[-1]["fixed_batch_loss"] < rows[0]["fixed_batch_loss"]
+    dc.train_one(folder, "ntp", 0, time.time() - 1, cut)  # past its deadline: the first evaluation only
+    assert [json.loads(line)["epoch"] for line in cut.read_text().splitlines()] == [0]
+
+
+def test_the_summary_reads_the_committed_gpu_measurements():
+    folder = "docs/measurements/2026-11-26-h200"
+    table = dc.summary([f"{folder}/run1-ll-all-arms.json", f"{folder}/run2-ll-lookahead.json"], [2100, 9996])
+    lines = table.splitlines()
+    assert lines[2].startswith("| 2,100 | 83.6 [77.5, 88.0] (5 seeds)") and "89.7 [86.0, 94.0]" in lines[2]
+    assert lines[3] == ("| 9,996 | 85.0 [83.5, 87.0] (5 seeds) | 84.3 [82.0, 87.0] (5 seeds) | not reached "
+                        "| - |")
