@@ -86,12 +86,14 @@ def test_one_tiny_job_writes_its_sweep(tmp_path, tiny_images, smoke, model):
 # ---------------------------------------------------------------- config checks
 
 
-def test_a_tolerance_as_wide_as_a_grid_step_is_a_config_error(smoke):
+def test_a_margin_as_wide_as_a_grid_step_is_a_config_error(smoke):
     assert dt.config_errors(smoke) == []
-    errors = dt.config_errors({**smoke, "tolerance": 0.302})  # the grid's step is log10(2) = 0.301
-    assert len(errors) == 1 and "tolerance" in errors[0] and "grid step" in errors[0]
-    with pytest.raises(ConfigError, match="depthwise_transfer.tolerance"):
-        load_config(_override(smoke, tolerance=0.5), SCHEMA, lambda c: interface.config_errors(c))
+    wide = {**smoke["margins"], "DT-3": 0.302}  # the grid's step is log10(2) = 0.301
+    errors = dt.config_errors({**smoke, "margins": wide})
+    assert len(errors) == 1 and "margins.DT-3" in errors[0] and "grid step" in errors[0]
+    with pytest.raises(ConfigError, match="depthwise_transfer.margins.DT-1"):
+        load_config(_override(smoke, margins={**smoke["margins"], "DT-1": 0.5}), SCHEMA,
+                    lambda c: interface.config_errors(c))
     assert "n_eval" in " ".join(dt.config_errors({**smoke, "n_eval": smoke["n_train"] + 1}))
 
 
@@ -194,11 +196,13 @@ def _rate(cfg: dict, claim_id: str, centre, seed: int) -> float:
 
 
 def test_transfer_claims_are_rarely_replicated_when_the_optimum_moves_by_the_margin(smoke):
-    """DT-1/DT-3/DT-4 are equivalence claims: their null is an optimum that moves by `tolerance`."""
-    tol, deep, wide = smoke["tolerance"], max(smoke["depths"]), max(smoke["width_sweep"]["widths"])
+    """DT-1/DT-3/DT-4 are equivalence claims: their null is an optimum that moves by its margin."""
+    deep, wide = max(smoke["depths"]), max(smoke["width_sweep"]["widths"])
     for claim_id, moved in (("DT-1", lambda s: s.depth == deep and s.width == smoke["base_width"]),
                             ("DT-3", lambda s: s.width == wide), ("DT-4", lambda s: s.width == wide)):
-        rate = _rate(smoke, claim_id, lambda s, sd, rng, m=moved: MID + tol * m(s) + rng.normal(0, 0.05), 3)
+        tol = smoke["margins"][claim_id]
+        rate = _rate(smoke, claim_id, lambda s, sd, rng, m=moved, t=tol: MID + t * m(s) + rng.normal(0, 0.05),
+                     3)
         assert rate <= BOUND, (claim_id, rate)
 
 
@@ -220,3 +224,32 @@ def test_the_optimum_figure_draws_when_no_optimum_is_located(smoke, tmp_path):
     specs = dt.experiment_runs(smoke)["optimum_vs_depth"]
     table = dt.figure_optimum_vs_depth(df, specs, tmp_path / "f.png", "preflight")
     assert (tmp_path / "f.png").stat().st_size > 10_000 and not table["located"].any()
+
+
+# ---------------------------------------------------------------- margins from the pilot (issue 30)
+
+
+def test_the_margin_rule_reads_the_curvature_of_the_pilot(smoke):
+    """loss = 1 + c x^2 around the optimum: a shift of sqrt(0.02 / c) decades costs 2 % of the loss."""
+    for c, want in ((0.3, 0.25), (1.2, 0.12), (0.05, 0.63)):
+        got = dt.margins_from_curves(_curves(sweeps(smoke, lambda s, seed: MID, curvature=c)), smoke)
+        assert {k: v["margin"] for k, v in got.items()} == {"DT-1": want, "DT-3": want, "DT-4": want}
+    # each claim reads its own networks: sharpen only the wide networks' curves
+    df = sweeps(smoke, lambda s, seed: MID, curvature=0.3)
+    wide = df["width"] == max(smoke["width_sweep"]["widths"])
+    df.loc[wide, "train_loss"] = 1 + 4 * (df.loc[wide, "train_loss"] - 1)
+    got = dt.margins_from_curves(_curves(df), smoke)
+    assert got["DT-1"]["margin"] == 0.25 and got["DT-3"]["margin"] == got["DT-4"]["margin"] < 0.25
+
+
+def _curves(df: pd.DataFrame) -> dict:
+    return {run: dt.curves(df, run) for run in df["run"].unique()}
+
+
+def test_a_curve_with_its_best_rate_at_an_end_of_the_grid_has_no_curvature():
+    from replikit.aggregate import relative_curvature
+
+    assert relative_curvature({1.0: 0.5, 2.0: 0.6, 4.0: 0.7}, minimize=True) is None
+    k = relative_curvature({1.0: 0.7, 2.0: 0.5, 4.0: 0.7}, minimize=True)
+    assert k == pytest.approx(0.2 / math.log10(2) ** 2 / 0.5)  # curvature 0.2 per step^2 over the minimum 0.5
+    assert relative_curvature({1.0: 0.3, 2.0: 0.5, 4.0: 0.3}) == pytest.approx(0.2 / math.log10(2) ** 2 / 0.5)

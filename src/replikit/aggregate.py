@@ -104,6 +104,36 @@ def interpolated_optimum(curve: dict[float, float], minimize: bool = False) -> f
     return float(np.clip(-b / (2 * a), x[0], x[2]))
 
 
+def relative_curvature(curve: dict[float, float], minimize: bool = False) -> float | None:
+    """Curvature over the peak value of the parabola (in log10 of the grid value) through the best grid
+    point and its two neighbours, the fit `interpolated_optimum` locates the optimum with: a value x
+    decades off the optimum scores about peak * (1 -+ k x^2) (k returned). None at an end of the grid,
+    when the parabola has no optimum there, or when its peak value is not positive."""
+    sign = -1.0 if minimize else 1.0
+    gs = sorted(curve)
+    i = max(range(len(gs)), key=lambda j: (sign * curve[gs[j]], -gs[j]))
+    if i == 0 or i == len(gs) - 1:
+        return None
+    x = np.log10([gs[i - 1], gs[i], gs[i + 1]])
+    a, b, c = np.polyfit(x, [curve[gs[i - 1]], curve[gs[i]], curve[gs[i + 1]]], 2)
+    if sign * a >= 0:  # no optimum of the right kind
+        return None
+    peak = c - b * b / (4 * a)
+    return float(abs(a) / peak) if peak > 0 else None
+
+
+def margin_from_curvature(curvatures: dict[str, float | None], cost: float) -> dict:
+    """The shift (decades) at which the value costs `cost` of its optimum, at the median relative
+    curvature of the located curves, rounded down to 0.01: the margin rule of the equivalence claims
+    whose pilots set them (issue 30)."""
+    located = sorted(v for v in curvatures.values() if v is not None)
+    if not located:
+        raise ValueError("no pilot curve has a located optimum; the margin cannot be set")
+    k = float(np.median(located))
+    return {"margin": math.floor(100 * math.sqrt(cost / k) + 1e-9) / 100, "median_relative_curvature": k,
+            "relative_curvature": curvatures, "loss_cost": cost}
+
+
 def best_on_grid(curve: dict[float, float], minimize: bool = False) -> float:
     """log10 of the best grid value (the first one on ties)."""
     sign = -1.0 if minimize else 1.0

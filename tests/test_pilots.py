@@ -1,0 +1,44 @@
+"""Every margin that a pilot sets (issue 30): the committed config value is what the paper's stated
+rule gives on the committed pilot curves, and the pilot's seeds are not the verdicts' seeds."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from replikit.pilot import PAPERS, pilot_file, read_curves, rule_module
+from replikit.plan import load
+
+
+def configured(paper: str, cfg: dict) -> dict[str, float]:
+    """The margins the config holds, by claim."""
+    return cfg["margins"] if paper == "depthwise_transfer" else {"CL-5": cfg["cl5_tolerance"]}
+
+
+@pytest.mark.parametrize("paper", sorted(p for p in PAPERS if p != "continual_learning"))  # CL: pilot running
+@pytest.mark.parametrize("scale", ["smoke", "default"])
+def test_the_committed_margins_follow_from_the_committed_pilot(paper, scale):
+    pilot = json.loads(pilot_file(paper, scale).read_text())
+    config = load([f"config/{scale}.yaml"] if scale != "default" else [])
+    cfg, module = config[paper], rule_module(paper)
+    seeds = cfg.get("seeds") or config["seeds"]
+    assert pilot["seeds"] and not set(pilot["seeds"]) & set(seeds) and pilot["rule"] == module.MARGIN_RULE
+    got = module.margins_from_curves(read_curves(pilot), cfg)
+    assert {k: v["margin"] for k, v in got.items()} == pilot["margins"] == configured(paper, cfg)
+
+
+def test_the_cl5_rule_reads_the_curvature_of_the_accuracy_curve():
+    """AA = 0.8 (1 - k x^2) around the optimum: a shift of sqrt(0.02 / k) decades costs 2 % of it."""
+    import math
+
+    from replikit.papers import continual_learning_analysis as cla
+
+    cfg = load(["config/smoke.yaml"])["continual_learning"]
+    lo, hi = cla._gamma_ends(cfg)
+    gammas = cfg["gamma_sweep"]["gammas"]
+    mid = math.log10(sorted(gammas)[len(gammas) // 2])
+    for k, want in ((0.5, 0.2), (2.0, 0.1)):
+        curve = {g: 0.8 * (1 - k * (math.log10(g) - mid) ** 2) for g in gammas}
+        got = cla.margins_from_curves({lo.name: {0: curve, 1: curve}, hi.name: {0: curve}}, cfg)
+        assert got["CL-5"]["margin"] == want
