@@ -16,7 +16,7 @@ def configured(paper: str, cfg: dict) -> dict[str, float]:
     return cfg["margins"] if paper == "depthwise_transfer" else {"CL-5": cfg["cl5_tolerance"]}
 
 
-@pytest.mark.parametrize("paper", sorted(p for p in PAPERS if p != "continual_learning"))  # CL: pilot running
+@pytest.mark.parametrize("paper", sorted(PAPERS))
 @pytest.mark.parametrize("scale", ["smoke", "default"])
 def test_the_committed_margins_follow_from_the_committed_pilot(paper, scale):
     pilot = json.loads(pilot_file(paper, scale).read_text())
