@@ -5,7 +5,9 @@ by a rule stated in the paper's module before the pilot ran (issue 30).
         'seeds=[100,101,102,103,104]' outdir=pilot/dt_default --until dt_train
     python -m replikit.pilot depthwise_transfer --scale default --runs pilot/dt_default/results
 
-writes `config/pilots/<paper>.<scale>.json`: the pilot's curves (loss per learning rate, per network and
+(a paper whose block sets its own `seeds`, as continual learning's does, takes them there too:
+`'continual_learning={"seeds": [100,101,102,103,104]}'`; targets go before `--config`) writes
+`config/pilots/<paper>.<scale>.json`: the pilot's curves (loss per learning rate, per network and
 seed), the rule, and the margins it gives, which then go into the paper's config block by hand, in a
 commit before the verdict runs. `tests/test_depthwise_transfer.py` recomputes the committed margins
 from the committed pilot.
