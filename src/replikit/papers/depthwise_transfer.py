@@ -122,7 +122,6 @@ MARGIN_RULE = (
     "good as re-tuned when it costs at most 2 % of the tuned loss; a larger shift is a failure to "
     "transfer that a user would pay for.")
 MARGIN_LOSS_COST = 0.02
-EQUIVALENCES = ("DT-1", "DT-3", "DT-4")
 
 
 def equivalence_networks(cfg: dict) -> dict[str, tuple[Sweep, Sweep]]:
