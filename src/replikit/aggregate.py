@@ -86,20 +86,28 @@ def cross_fit_choice(values: dict[int, dict], best=max) -> dict[int, object]:
     return out
 
 
-def interpolated_optimum(curve: dict[float, float], minimize: bool = False) -> float | None:
-    """log10 of the grid value (a gamma0, a learning rate ...) that maximises (`minimize`: minimises) a
-    parabola through the best grid point and its two neighbours, in log10 of the grid value: a
-    continuous estimate of the optimum, so a curve that shifts by less than a grid step moves it by less.
-    None when the best point is at an end of the grid (the optimum is not located)."""
+def _parabola_at_best(curve: dict[float, float], minimize: bool) -> tuple[np.ndarray, np.ndarray] | None:
+    """log10 of the best grid point and its two neighbours, and the coefficients (a, b, c) of the
+    parabola through the curve's values there; None when the best point is at an end of the grid."""
     sign = -1.0 if minimize else 1.0
     gs = sorted(curve)
     i = max(range(len(gs)), key=lambda j: (sign * curve[gs[j]], -gs[j]))
     if i == 0 or i == len(gs) - 1:
         return None
     x = np.log10([gs[i - 1], gs[i], gs[i + 1]])
-    y = sign * np.array([curve[gs[i - 1]], curve[gs[i]], curve[gs[i + 1]]])
-    a, b, _ = np.polyfit(x, y, 2)
-    if a >= 0:  # flat or convex through three points with the middle one best: its grid value
+    return x, np.polyfit(x, [curve[gs[i - 1]], curve[gs[i]], curve[gs[i + 1]]], 2)
+
+
+def interpolated_optimum(curve: dict[float, float], minimize: bool = False) -> float | None:
+    """log10 of the grid value (a gamma0, a learning rate ...) that maximises (`minimize`: minimises) a
+    parabola through the best grid point and its two neighbours, in log10 of the grid value: a
+    continuous estimate of the optimum, so a curve that shifts by less than a grid step moves it by less.
+    None when the best point is at an end of the grid (the optimum is not located)."""
+    fit = _parabola_at_best(curve, minimize)
+    if fit is None:
+        return None
+    x, (a, b, _) = fit
+    if (a if minimize else -a) <= 0:  # flat, or bent the wrong way, with the middle point best
         return float(x[1])
     return float(np.clip(-b / (2 * a), x[0], x[2]))
 
@@ -109,14 +117,11 @@ def relative_curvature(curve: dict[float, float], minimize: bool = False) -> flo
     point and its two neighbours, the fit `interpolated_optimum` locates the optimum with: a value x
     decades off the optimum scores about peak * (1 -+ k x^2) (k returned). None at an end of the grid,
     when the parabola has no optimum there, or when its peak value is not positive."""
-    sign = -1.0 if minimize else 1.0
-    gs = sorted(curve)
-    i = max(range(len(gs)), key=lambda j: (sign * curve[gs[j]], -gs[j]))
-    if i == 0 or i == len(gs) - 1:
+    fit = _parabola_at_best(curve, minimize)
+    if fit is None:
         return None
-    x = np.log10([gs[i - 1], gs[i], gs[i + 1]])
-    a, b, c = np.polyfit(x, [curve[gs[i - 1]], curve[gs[i]], curve[gs[i + 1]]], 2)
-    if sign * a >= 0:  # no optimum of the right kind
+    _, (a, b, c) = fit
+    if (a if minimize else -a) <= 0:  # no optimum of the right kind
         return None
     peak = c - b * b / (4 * a)
     return float(abs(a) / peak) if peak > 0 else None
