@@ -1,3 +1,6 @@
+import subprocess
+import sys
+
 import torch
 
 from replikit.seeding import deterministic_default, seed_everything
@@ -18,3 +21,23 @@ def test_deterministic_on_cpu_and_configurable(monkeypatch):
         assert torch.are_deterministic_algorithms_enabled()
     a = torch.randn(3, generator=seed_everything(5, device="cpu"))
     assert torch.equal(a, torch.randn(3, generator=seed_everything(5)))
+
+
+def test_deterministic_switch_sets_what_torch_sets_without_loading_the_compiler():
+    """The switch sets the eager flag as `torch.use_deterministic_algorithms(mode, warn_only=True)`
+    would, in a fresh interpreter that has not loaded torch's compiler (which costs a job about 1.3 s
+    of start-up), and sets the compiler's flag too once the compiler is loaded."""
+    code = (
+        "import sys, torch\n"
+        "from replikit.seeding import seed_everything, set_deterministic_algorithms\n"
+        "seed_everything(0, device='cpu')\n"
+        "print(torch.are_deterministic_algorithms_enabled(),\n"
+        "      torch.is_deterministic_algorithms_warn_only_enabled(),\n"
+        "      'torch._inductor.config' in sys.modules)\n"
+        "import torch._inductor.config as c\n"
+        "set_deterministic_algorithms(True); a = c.deterministic\n"
+        "set_deterministic_algorithms(False)\n"
+        "print(a, c.deterministic, torch.are_deterministic_algorithms_enabled())\n")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    out = run.stdout.split()
+    assert out == ["True", "True", "False", "True", "False", "False"], out

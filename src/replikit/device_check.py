@@ -163,6 +163,58 @@ def cp_kernels(check: dict, steps: int) -> dict:
     return out
 
 
+def time_graph(build, steps: int, warmup: int = 3) -> float:
+    """Seconds per step of a plan builder's step captured once as a CUDA graph and replayed: the
+    same kernels without their launches from Python (what CUDA graphs would give a launch-bound
+    step). The warm-up runs on a side stream, as torch's documentation asks before a capture."""
+    setup = build()
+    for t in setup.resident:
+        if t.is_floating_point():
+            t.normal_()
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(warmup):
+            setup.step()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    noise = getattr(setup.optimizer, "generator", None)  # the sampler's own seeded noise generator
+    if noise is not None and noise.device.type == "cuda":
+        graph.register_generator_state(noise)
+    with torch.cuda.graph(graph):
+        setup.step()
+    for _ in range(warmup):
+        graph.replay()
+    _sync()
+    start = time.perf_counter()
+    for _ in range(steps):
+        graph.replay()
+    _sync()
+    return (time.perf_counter() - start) / steps
+
+
+def cp_graphs(check: dict, steps: int) -> dict:
+    """The cold-posterior burn-in and batched chain steps, eager against one CUDA graph replayed, with
+    the plan's compute and launch terms beside them (issue 33: how much of the step is launches)."""
+    from .papers import cold_posterior_analysis as cpa
+
+    if not torch.cuda.is_available():
+        return {"skipped": "CUDA graphs need a CUDA device"}
+    cp = check["cp"]
+    burn_in, chains = cpa.cost(cp["cfg"], cp["run"]).pieces
+    out = {"chains": chains.key[-2]}
+    with _device():
+        for name, piece, plan in (("burn_in", burn_in, cp["burn_in"]), ("batched", chains, cp["chains"])):
+            row = {"eager_s": time_piece(piece.build, steps)}
+            try:
+                row["graph_s"] = time_graph(piece.build, steps)
+            except Exception as e:  # noqa: BLE001 - a step that cannot be captured is itself a finding
+                row["graph_error"] = repr(e)
+            out[name] = {**row, **{k: plan[k] for k in ("h100_compute_s", "h100_launch_s", "h100_step_s",
+                                                         "ops", "flops")}}
+    return out
+
+
 def ll_dataset(folder: Path) -> dict:
     return json.loads((folder / "sudoku4.json").read_text())
 
@@ -222,15 +274,20 @@ def start_mps(log) -> bool:
     return True
 
 
-def time_steps(folder: Path, out: Path, steps: int, kernels: bool = False) -> None:
+def time_steps(folder: Path, out: Path, steps: int, kernels: bool = False, graphs: bool = False) -> None:
     """The cold-posterior and latent-lookahead steps timed against the plan (step.json); with
-    `kernels`, only the cold-posterior batched step's cuDNN variants and its top kernels."""
+    `kernels`, only the cold-posterior batched step's cuDNN variants and its top kernels; with
+    `graphs`, only its burn-in and batched steps eager against a CUDA graph."""
     from .papers import latent_lookahead as ll
 
     device = _device()
     check = json.loads((folder / "check.json").read_text())
     name = torch.cuda.get_device_name(0) if device.type == "cuda" else "cpu"
     step = {"device": name, "torch": torch.__version__, "timed_steps": steps}
+    if graphs:
+        step["cp_graphs"] = cp_graphs(check, steps)
+        (out / "step.json").write_text(json.dumps(step, indent=1, default=str))
+        return
     if kernels:
         step["cp_kernels"] = cp_kernels(check, steps)
         (out / "step.json").write_text(json.dumps(step, indent=1, default=str))
@@ -248,7 +305,8 @@ def time_steps(folder: Path, out: Path, steps: int, kernels: bool = False) -> No
 
 
 def run_all(folder: Path, out: Path, deadline_s: float, steps: int,
-            methods: tuple[str, ...] = ("ntp", "pause", "lookahead"), kernels: bool = False) -> None:
+            methods: tuple[str, ...] = ("ntp", "pause", "lookahead"), kernels: bool = False,
+            graphs: bool = False) -> None:
     """Steps timed (in a process of its own, so that no GPU context is open when MPS starts), then
     the arms trained at once until the deadline (seconds from now)."""
     out.mkdir(parents=True, exist_ok=True)
@@ -257,7 +315,8 @@ def run_all(folder: Path, out: Path, deadline_s: float, steps: int,
     print(f"torch {torch.__version__}", file=log, flush=True)
     me = [sys.executable, "-m", "replikit.device_check"]
     subprocess.run([*me, "steps", str(folder), str(out), "--steps", str(steps)]
-                   + (["--kernels"] if kernels else []), stdout=log, stderr=log, check=False)
+                   + (["--kernels"] if kernels else []) + (["--graphs"] if graphs else []),
+                   stdout=log, stderr=log, check=False)
     print(f"steps timed in {time.time() - t0:.0f} s", file=log, flush=True)
 
     mps = torch.cuda.is_available() and start_mps(log)
@@ -341,11 +400,14 @@ def main(argv: list[str] | None = None) -> None:
     r.add_argument("--methods", default="ntp,pause,lookahead", help="arms to train (default: all three)")
     r.add_argument("--kernels", action="store_true",
                    help="time only the cold-posterior batched step's cuDNN variants and top kernels")
+    r.add_argument("--graphs", action="store_true",
+                   help="time only the cold-posterior steps, eager against one CUDA graph replayed")
     st = sub.add_parser("steps", help="time the steps against the plan (started by run)")
     st.add_argument("folder", type=Path)
     st.add_argument("out", type=Path)
     st.add_argument("--steps", type=int, default=20)
     st.add_argument("--kernels", action="store_true")
+    st.add_argument("--graphs", action="store_true")
     t = sub.add_parser("train", help="one arm and seed (started by run)")
     t.add_argument("folder", type=Path)
     t.add_argument("method")
@@ -359,11 +421,11 @@ def main(argv: list[str] | None = None) -> None:
     if a.cmd == "prepare":
         prepare(a.folder, tuple(a.config or ["config/paper.yaml"]))
     elif a.cmd == "run":
-        run_all(a.folder, a.out, a.deadline, a.steps, tuple(a.methods.split(",")), a.kernels)
+        run_all(a.folder, a.out, a.deadline, a.steps, tuple(a.methods.split(",")), a.kernels, a.graphs)
     elif a.cmd == "summary":
         print(summary(a.files, [int(x) for x in a.steps.split(",")]))
     elif a.cmd == "steps":
-        time_steps(a.folder, a.out, a.steps, a.kernels)
+        time_steps(a.folder, a.out, a.steps, a.kernels, a.graphs)
     else:
         train_one(a.folder, a.method, a.seed, a.deadline, a.log)
 

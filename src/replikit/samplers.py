@@ -232,7 +232,11 @@ class SGMCMC(torch.optim.Optimizer):
             grads = [p.grad for p in params]
             if self.precondition and self.fused:  # one foreach norm over every chain's slice
                 norms = torch.stack(torch._foreach_norm([g[c] for g in grads for c in range(self.chains)]))
-                numel = torch.tensor([g[0].numel() for g in grads], dtype=torch.float64, device=norms.device)
+                key = tuple(id(p) for p in params)
+                if key not in self._numel:  # built once: a copy from the host each step would sync a GPU
+                    self._numel[key] = torch.tensor([g[0].numel() for g in grads], dtype=torch.float64,
+                                                    device=norms.device)
+                numel = self._numel[key]
                 sq = norms.double().pow(2).view(len(grads), self.chains) / numel.view(-1, 1)
                 torch._foreach_add_([self._sq[p] for p in params], sq.unbind())
             elif self.precondition:  # per chain: the mean squared gradient of the tensor
