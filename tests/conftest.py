@@ -1,7 +1,13 @@
-"""Shared fixtures: repository paths and a small synthetic image dataset."""
+"""Shared fixtures: repository paths and a small synthetic image dataset; one torch thread per
+pytest-xdist worker.
+
+The test command runs two workers (`-n 2 --dist loadgroup`): the tests that run a whole Snakemake
+DAG on both cores carry `DAGS` and run one after another on one worker, while the other worker takes
+every other test beside them."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -9,6 +15,15 @@ import torch
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = (ROOT.parent / "shared" / "datasets").resolve()
+DAGS = pytest.mark.xdist_group(name="snakemake_dags")  # `--cores 2` DAG tests: one at a time
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """A pytest-xdist worker keeps torch to one thread (its subprocesses too), so that it and the
+    DAG tests' jobs, each pinned to one thread, never oversubscribe the cores."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        torch.set_num_threads(1)
+        os.environ["OMP_NUM_THREADS"] = "1"
 
 
 @pytest.fixture

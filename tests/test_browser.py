@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests.browser_check import check_report_in_browser, chromium, claim_ids
+from tests.conftest import DAGS
 from tests.slurm_support import IN_CI, local_report
 
 pytestmark = pytest.mark.skipif(chromium() is None and not IN_CI,
@@ -72,6 +73,7 @@ def test_checker_catches_broken_images_and_missing_or_duplicate_rows(tmp_path, r
         check_report_in_browser(index)
 
 
+@DAGS
 @pytest.mark.slow  # builds the continual-learning test DAG and its report locally (minutes)
 def test_built_report_in_headless_chromium():
     """A real report: REPLIKIT_REPORT if set, else the continual-learning test DAG's, built here."""

@@ -16,7 +16,7 @@ from replikit.config import load_config
 from replikit.papers import interface
 from replikit.report import with_deviation_text
 from replikit.scorecard_reference import REFERENCE, compare, summarize
-from tests.conftest import ROOT, SHARED
+from tests.conftest import DAGS, ROOT, SHARED
 from tests.test_report import markdown_table_problems
 
 
@@ -87,6 +87,7 @@ def test_missing_data_fails_with_instructions_and_no_output(tmp_path):
     assert not (tmp_path / "scales/smoke/resources/data/cifar10/tensors.pt").exists()
 
 
+@DAGS
 @pytest.mark.slow
 def test_smoke_scale_end_to_end(tmp_path):
     """The CI replication: whole smoke DAG, then no-op rerun and a single-figure rebuild."""
@@ -195,6 +196,7 @@ def test_smoke_scale_end_to_end(tmp_path):
     assert snakemake_report.stat().st_size > 100_000
 
 
+@DAGS
 @pytest.mark.slow
 @pytest.mark.preflight
 def test_preflight_runs_every_paper_setting_from_data_to_report(tmp_path):
