@@ -17,7 +17,8 @@ import subprocess
 from pathlib import Path
 
 MARKER = "replikit-browser-check"
-PROBE = """
+FIRST_SCREEN = (1280, 900)  # the viewport whose text `first_screen` holds: a laptop's window
+PROBE = r"""
 <script>
 (function () {
   function settle(img) {
@@ -35,7 +36,18 @@ PROBE = """
         .map(function (r) {
           return Array.prototype.map.call(r.cells, function (c) { return c.textContent.trim(); });
         });
+      // the text a reader sees before scrolling: every text node with a box in the first viewport
+      var seen = [], walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+      while (walker.nextNode()) {
+        var range = document.createRange();
+        range.selectNodeContents(walker.currentNode);
+        var box = range.getBoundingClientRect();
+        if (box.height > 0 && box.top < window.innerHeight && box.bottom > 0) {
+          seen.push(walker.currentNode.textContent);
+        }
+      }
       var out = {
+        first_screen: seen.join(' ').replace(/\s+/g, ' '),
         images: imgs.map(function (i) {
           return {alt: i.alt, complete: i.complete, naturalWidth: i.naturalWidth,
                   naturalHeight: i.naturalHeight};
@@ -74,14 +86,16 @@ def _run_browser(args: list[str], timeout: int = 120) -> subprocess.CompletedPro
 
 
 def render(index: Path) -> dict:
-    """What Chromium saw on `index`: images (complete, naturalWidth) and scorecard row cells."""
+    """What Chromium saw on `index`: images (complete, naturalWidth), scorecard row cells, and the
+    text of the first screen (a FIRST_SCREEN viewport, whitespace collapsed)."""
     index = Path(index).resolve()
     page = index.read_text(encoding="utf-8")
     probe_page = index.with_name(f".{index.stem}.{MARKER}.html")
     at = page.rfind("</body>")
     probe_page.write_text(page[:at] + PROBE + page[at:] if at >= 0 else page + PROBE, encoding="utf-8")
     try:
-        res = _run_browser(["--dump-dom", probe_page.as_uri()])
+        res = _run_browser([f"--window-size={FIRST_SCREEN[0]},{FIRST_SCREEN[1]}", "--dump-dom",
+                            probe_page.as_uri()])
     finally:
         probe_page.unlink(missing_ok=True)
     m = re.search(rf'<pre id="{MARKER}">(.*?)</pre>', res.stdout, re.S)
@@ -107,10 +121,21 @@ def claim_ids(results: Path) -> list[str]:
     return ids
 
 
+def first_screen_lines(paper: dict) -> list[str]:
+    """What a paper puts on the report's first screen: its title and its line of verdict counts
+    (`replikit.report.paper_lines`), and the sentence on the scale that ran."""
+    from replikit.report import SCALE_TEXT, paper_lines
+
+    (line,) = paper_lines([paper])
+    scale = [SCALE_TEXT[paper["scale"]]] if paper["scale"] in SCALE_TEXT else []
+    return [line["title"], line["line"], *scale]
+
+
 def check_report_in_browser(index: Path, screenshot_name: str = "screenshot.png") -> dict:
-    """Assert, in a real browser, that every image of the report loaded and that the scorecard has
-    exactly one row per claim of the results/<paper>/claims.json files next to it; save a
-    screenshot under the report's folder. Returns what the browser saw (plus the screenshot path)."""
+    """Assert, in a real browser, that every image of the report loaded, that the scorecard has
+    exactly one row per claim of the results/<paper>/claims.json files next to it, and that the first
+    screen shows each paper's title, its verdict counts and the scale's sentence; save a screenshot
+    under the report's folder. Returns what the browser saw (plus the screenshot path)."""
     index = Path(index)
     seen = render(index)
     images = seen["images"]
@@ -126,6 +151,12 @@ def check_report_in_browser(index: Path, screenshot_name: str = "screenshot.png"
     for cid in ids:
         matching = [r for r in rows if cid in r]
         assert len(matching) == 1, f"claim {cid}: {len(matching)} scorecard rows"
+
+    first = seen["first_screen"]
+    for card in sorted(results.glob("*/claims.json")):  # what the report's first screen promises
+        paper = json.loads(card.read_text())
+        for line in first_screen_lines(paper):
+            assert " ".join(line.split()) in first, f"not on the report's first screen: {line!r}"
 
     figures = sorted(p.stem for p in results.glob("*/figures/*.png"))
     alts = {i["alt"] for i in images}

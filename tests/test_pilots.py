@@ -13,7 +13,8 @@ from replikit.plan import load
 
 def configured(paper: str, cfg: dict) -> dict[str, float]:
     """The margins the config holds, by claim."""
-    return cfg["margins"] if paper == "depthwise_transfer" else {"CL-5": cfg["cl5_tolerance"]}
+    return cfg["margins"] if paper == "depthwise_transfer" else {"CL-5": cfg["cl5_tolerance"],
+                                                                  "CL-2": cfg["cl2_tolerance"]}
 
 
 @pytest.mark.parametrize("paper", sorted(PAPERS))
@@ -38,7 +39,21 @@ def test_the_cl5_rule_reads_the_curvature_of_the_accuracy_curve():
     lo, hi = cla._gamma_ends(cfg)
     gammas = cfg["gamma_sweep"]["gammas"]
     mid = math.log10(sorted(gammas)[len(gammas) // 2])
+    ntp = {0: {64.0: 0.3, 1024.0: 0.25}}
     for k, want in ((0.5, 0.2), (2.0, 0.1)):
         curve = {g: 0.8 * (1 - k * (math.log10(g) - mid) ** 2) for g in gammas}
-        got = cla.margins_from_curves({lo.name: {0: curve, 1: curve}, hi.name: {0: curve}}, cfg)
+        got = cla.margins_from_curves({lo.name: {0: curve, 1: curve}, hi.name: {0: curve},
+                                       cla._ntp_widths(cfg).name: ntp}, cfg)
         assert got["CL-5"]["margin"] == want
+
+
+@pytest.mark.parametrize("effects, want", [
+    ((0.04, 0.05, 0.07), 0.025),   # half of the median NTP effect 0.05
+    ((0.033, 0.02, 0.05), 0.015),  # half of 0.033 = 0.0165, rounded down to 0.005
+    ((0.01, -0.02, -0.01), None),  # no NTP effect in the pilot: no contrast to size CL-2's margin from
+])
+def test_the_cl2_rule_is_half_of_ntps_width_effect(effects, want):
+    from replikit.papers import continual_learning_analysis as cla
+
+    curves = {seed: {64.0: 0.3 + e, 256.0: 0.3 + e / 2, 1024.0: 0.3} for seed, e in enumerate(effects)}
+    assert cla.cl2_margin(curves)["margin"] == want
