@@ -160,6 +160,25 @@ def cp_kernels(check: dict, steps: int) -> dict:
                 setup.step()
             _sync()
     out["top_kernels_3_steps"] = prof.key_averages().table(sort_by="cuda_time_total", row_limit=10)
+    with _device():  # the sampler's update alone: its time, and the kernels it launches
+        setup.optimizer.zero_grad(set_to_none=True)
+        setup.loss().backward()
+        for _ in range(3):
+            setup.optimizer.step()
+        _sync()
+        start = time.perf_counter()
+        for _ in range(steps):
+            setup.optimizer.step()
+        _sync()
+        out["sampler_step_s"] = (time.perf_counter() - start) / steps
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+            for _ in range(3):
+                setup.optimizer.step()
+            _sync()
+    events = prof.key_averages()
+    out["sampler_kernel_launches_3_steps"] = sum(e.count for e in events
+                                                  if str(getattr(e, "device_type", "")).endswith("CUDA"))
+    out["sampler_top_ops_3_steps"] = events.table(sort_by="cuda_time_total", row_limit=15)
     return out
 
 
