@@ -1,9 +1,12 @@
 """Shared fixtures: repository paths and a small synthetic image dataset; one torch thread per
 pytest-xdist worker.
 
-The test command runs two workers (`-n 2 --dist loadgroup`): the tests that run a whole Snakemake
-DAG on both cores carry `DAGS` and run one after another on one worker, while the other worker takes
-every other test beside them."""
+The test command runs two workers, each taking whole test files (`-n 2 --dist loadfile
+--no-loadscope-reorder`), so that the tests of one file (e.g. the SLURM tests and their shared local
+run) stay in one process. The files that run whole Snakemake DAGs are handed out first, the longest
+first (HEAVY_FIRST): the smoke DAG (test_workflow.py) on one worker and the preflight on the other
+from the start, then the rest to whichever worker is free. (`--dist loadgroup` would group tests by
+mark, but pytest-xdist 3.8 cannot rename a test under pytest 9, so its groups are ignored.)"""
 
 from __future__ import annotations
 
@@ -15,12 +18,23 @@ import torch
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = (ROOT.parent / "shared" / "datasets").resolve()
-DAGS = pytest.mark.xdist_group(name="snakemake_dags")  # `--cores 2` DAG tests: one at a time
+
+
+HEAVY_FIRST = ("test_workflow.py", "test_preflight.py", "test_slurm.py", "test_browser.py",
+               "test_null_claims.py", "test_ladder.py", "test_new_paper.py", "test_faults.py")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The files of HEAVY_FIRST first, in that order (a stable sort: tests keep their order within
+    a file, the other files theirs), so that pytest-xdist starts the longest work first."""
+    rank = {name: i for i, name in enumerate(HEAVY_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """A pytest-xdist worker keeps torch to one thread (its subprocesses too), so that it and the
-    DAG tests' jobs, each pinned to one thread, never oversubscribe the cores."""
+    """A pytest-xdist worker keeps torch to one thread (its subprocesses too), so that the two
+    workers and the Snakemake jobs of the DAG tests, each pinned to one thread, share the cores by
+    turns and never oversubscribe them with threads."""
     if os.environ.get("PYTEST_XDIST_WORKER"):
         torch.set_num_threads(1)
         os.environ["OMP_NUM_THREADS"] = "1"

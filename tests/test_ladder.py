@@ -15,7 +15,7 @@ from replikit import run_store
 from replikit.config import ConfigError, paper_file
 from replikit.ladder_summary import sentence
 from replikit.plan import load as plan_load
-from tests.conftest import DAGS, ROOT
+from tests.conftest import ROOT
 
 RAW = {
     "base": "smoke",
@@ -138,7 +138,6 @@ def test_each_part_gets_one_sentence_along_the_ladder():
     assert sentence([_row(0, "replicated", 0.1, 0.2)], rungs) == "only rung 0 measured so far: replicated"
 
 
-@DAGS
 @pytest.mark.slow
 def test_a_two_rung_ladder_end_to_end(tmp_path):
     """A tiny latent-lookahead ladder at smoke size: two rung configurations, the runs they define

@@ -20,7 +20,7 @@ import yaml
 
 from replikit.claims import KINDS, VERDICTS, Claim, evaluate
 from replikit.papers import interface
-from tests.conftest import DAGS, ROOT
+from tests.conftest import ROOT
 
 MARK = re.compile(r"<!-- new_paper: (\S+) -->\n```\w+\n(.*?)```", re.S)
 PAGE = ROOT / "docs" / "adding-a-paper.md"
@@ -94,7 +94,6 @@ def test_the_example_keeps_the_rules_of_every_registered_paper(tmp_path):
     assert row["verdict"] == "replicated" and row["kind"] == "hypothesis"
 
 
-@DAGS
 @pytest.mark.slow
 def test_new_paper_from_the_docs_runs_from_its_two_files_to_a_claims_row(tmp_path):
     repo = repository_copy(tmp_path / "repo")

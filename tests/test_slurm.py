@@ -27,7 +27,6 @@ import pytest
 
 from replikit.papers import continual_learning as cl
 from replikit.papers import continual_learning_analysis as cl_analysis
-from tests.conftest import DAGS
 from tests.slurm_support import (
     CL_TARGETS,
     CL_TEST_CONFIG,
@@ -41,7 +40,7 @@ from tests.slurm_support import (
     write_config,
 )
 
-pytestmark = [pytest.mark.slurm, pytest.mark.slow, DAGS]  # minutes of snakemake
+pytestmark = [pytest.mark.slurm, pytest.mark.slow]  # minutes of snakemake
 
 SACCT_FIELDS = ["JobID", "JobName", "Comment", "State", "Partition", "Account", "Timelimit", "ReqMem",
                 "ReqTRES"]
