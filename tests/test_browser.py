@@ -19,8 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser_check import check_report_in_browser, chromium, claim_ids
-from tests.conftest import DAGS
+from tests.browser_check import check_report_in_browser, chromium, claim_ids, first_screen_lines
 from tests.slurm_support import IN_CI, local_report
 
 pytestmark = pytest.mark.skipif(chromium() is None and not IN_CI,
@@ -37,17 +36,23 @@ def png(width: int, height: int) -> bytes:
             + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
 
 
-def fake_report(root: Path, rows: list[str], claims: list[str], images: dict[str, bytes]) -> Path:
+def fake_report(root: Path, rows: list[str], claims: list[str], images: dict[str, bytes],
+                above_the_fold: str = "") -> Path:
+    """A report page and its claims.json. Its first screen shows the paper's title, counts and scale
+    sentence after `above_the_fold` (HTML; a tall block pushes them off the first screen)."""
     (root / "results/paper/figures").mkdir(parents=True)
     (root / "results/report").mkdir(parents=True)
-    (root / "results/paper/claims.json").write_text(json.dumps({"claims": [{"id": c} for c in claims]}))
+    card = {"paper": "paper", "title": "A Toy Paper (Doe et al., 2026)", "scale": "smoke", "seeds": [0, 1],
+            "claims": [{"id": c, "kind": "paper", "verdict": "inconclusive"} for c in claims]}
+    (root / "results/paper/claims.json").write_text(json.dumps(card))
+    top = above_the_fold + "".join(f"<p>{line}</p>" for line in first_screen_lines(card))
     for name in images:
         (root / f"results/paper/figures/{name}.png").write_bytes(png(4, 4))
     imgs = "".join(f'<figure><img src="data:image/png;base64,{base64.b64encode(data).decode()}" alt="{name}">'
                    "</figure>" for name, data in images.items())
     table = "".join(f"<tr><td>paper</td><td>{r}</td><td>statement</td></tr>" for r in rows)
     index = root / "results/report/index.html"
-    index.write_text(f'<!DOCTYPE html><html><head><meta charset="utf-8"><title>t</title></head><body>'
+    index.write_text(f'<!DOCTYPE html><html><head><meta charset="utf-8"><title>t</title></head><body>{top}'
                      '<table class="scorecard"><tr><th>paper</th><th>claim</th><th>s</th></tr>'
                      f"{table}</table>"
                      f"{imgs}</body></html>")
@@ -73,7 +78,13 @@ def test_checker_catches_broken_images_and_missing_or_duplicate_rows(tmp_path, r
         check_report_in_browser(index)
 
 
-@DAGS
+def test_checker_fails_when_the_papers_are_not_on_the_first_screen(tmp_path):
+    index = fake_report(tmp_path, ["X-1"], ["X-1"], {"fig_a": png(8, 8)},
+                        above_the_fold='<div style="height: 2000px">a long preamble</div>')
+    with pytest.raises(AssertionError, match="not on the report's first screen: 'A Toy Paper"):
+        check_report_in_browser(index)
+
+
 @pytest.mark.slow  # builds the continual-learning test DAG and its report locally (minutes)
 def test_built_report_in_headless_chromium():
     """A real report: REPLIKIT_REPORT if set, else the continual-learning test DAG's, built here."""
