@@ -19,6 +19,11 @@ timed step: its FLOPs, its launching ops, and seconds on an H100 under the plan'
    every evaluation (held-out exact match and the loss on a fixed training batch) is kept, so a run
    cut by the deadline still shows how far it got.
 Everything lands in OUT as three files: step.json, ll.json, log.txt.
+
+`--kernels` or `--graphs` (on `run`, or on `steps` alone, which trains nothing) replace step 1 by
+the cold-posterior batched step's cuDNN variants, its top kernels and the SG-MCMC update's own time
+and kernels (`--kernels`), or by its burn-in and batched steps eager against one CUDA graph
+replayed (`--graphs`).
 """
 
 from __future__ import annotations
