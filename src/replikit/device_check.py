@@ -111,12 +111,18 @@ def _sync() -> None:
         torch.cuda.synchronize()
 
 
-def time_piece(build, steps: int, warmup: int = 3) -> float:
-    """Seconds per step of a plan builder's step, built for real on the default device."""
+def _built(build):
+    """A plan builder's step, built on the default device, its resident float data drawn at random."""
     setup = build()
     for t in setup.resident:
         if t.is_floating_point():
             t.normal_()
+    return setup
+
+
+def time_piece(build, steps: int, warmup: int = 3) -> float:
+    """Seconds per step of a plan builder's step, built for real on the default device."""
+    setup = _built(build)
     for _ in range(warmup):
         setup.step()
     _sync()
@@ -191,10 +197,7 @@ def time_graph(build, steps: int, warmup: int = 3) -> float:
     """Seconds per step of a plan builder's step captured once as a CUDA graph and replayed: the
     same kernels without their launches from Python (what CUDA graphs would give a launch-bound
     step). The warm-up runs on a side stream, as torch's documentation asks before a capture."""
-    setup = build()
-    for t in setup.resident:
-        if t.is_floating_point():
-            t.normal_()
+    setup = _built(build)
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
