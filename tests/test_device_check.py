@@ -60,3 +60,13 @@ def test_the_summary_reads_the_committed_gpu_measurements():
     assert lines[2].startswith("| 2,100 | 83.6 [77.5, 88.0] (5 seeds)") and "89.7 [86.0, 94.0]" in lines[2]
     assert lines[3] == ("| 9,996 | 85.0 [83.5, 87.0] (5 seeds) | 84.3 [82.0, 87.0] (5 seeds) | not reached "
                         "| - |")
+
+
+def test_prepare_sets_the_evaluation_interval_that_train_uses(tmp_path):
+    dc.prepare(tmp_path, ("config/smoke.yaml",), eval_every=1)
+    check = json.loads((tmp_path / "check.json").read_text())
+    assert check["ll"]["eval_every"] == 1 and check["ll"]["configs"] == ["config/smoke.yaml"]
+    log = tmp_path / "ntp.jsonl"
+    dc.train_one(tmp_path, "ntp", 0, time.time() + 3600, log)
+    epochs = [json.loads(line)["epoch"] for line in log.read_text().splitlines()]
+    assert epochs == list(range(check["ll"]["cfg"]["training"]["epochs"] + 1))

@@ -69,7 +69,8 @@ def predicted(piece, bf16: bool = False) -> dict:
             "assumptions": {"utilisation": UTILISATION, "launch_us": LAUNCH_S * 1e6}}
 
 
-def prepare(folder: Path, configs: tuple[str, ...] = ("config/paper.yaml",)) -> None:
+def prepare(folder: Path, configs: tuple[str, ...] = ("config/paper.yaml",),
+            eval_every: int = LL_EVAL_EPOCHS) -> None:
     from .papers import cold_posterior_analysis as cpa
     from .papers import latent_lookahead as ll
     from .papers import latent_lookahead_analysis as lla
@@ -90,7 +91,7 @@ def prepare(folder: Path, configs: tuple[str, ...] = ("config/paper.yaml",)) -> 
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "check.json").write_text(json.dumps({
         "cp": {"cfg": cp_cfg, "run": run, "burn_in": predicted(burn_in), "chains": predicted(chains)},
-        "ll": {"cfg": tcfg, "predicted": ll_pred},
+        "ll": {"cfg": tcfg, "predicted": ll_pred, "eval_every": eval_every, "configs": list(configs)},
     }, indent=1, default=str))
     (folder / "sudoku4.json").write_text(json.dumps({
         "prompt": [p for p, _ in examples], "answer": [a for _, a in examples],
@@ -257,7 +258,8 @@ def train_one(folder: Path, method: str, seed: int, deadline: float, log: Path) 
     torch.set_num_threads(1)
     check = json.loads((folder / "check.json").read_text())
     cfg = check["ll"]["cfg"]
-    cfg["training"] = {**cfg["training"], "eval_every": LL_EVAL_EPOCHS, "checkpoint_every": 0}
+    every = check["ll"].get("eval_every", LL_EVAL_EPOCHS)
+    cfg["training"] = {**cfg["training"], "eval_every": every, "checkpoint_every": 0}
     spec = ll.RunSpec.parse(check["ll"]["predicted"][method]["run"])
     run = ll.Run(spec, cfg, ll_dataset(folder), seed, _device())
     evaluate, start = run.evaluate, time.time()
@@ -341,10 +343,11 @@ def run_all(folder: Path, out: Path, deadline_s: float, steps: int,
     log = (out / "log.txt").open("a")
     print(f"torch {torch.__version__}", file=log, flush=True)
     me = [sys.executable, "-m", "replikit.device_check"]
-    subprocess.run([*me, "steps", str(folder), str(out), "--steps", str(steps)]
-                   + (["--kernels"] if kernels else []) + (["--graphs"] if graphs else []),
-                   stdout=log, stderr=log, check=False)
-    print(f"steps timed in {time.time() - t0:.0f} s", file=log, flush=True)
+    if steps > 0:
+        subprocess.run([*me, "steps", str(folder), str(out), "--steps", str(steps)]
+                       + (["--kernels"] if kernels else []) + (["--graphs"] if graphs else []),
+                       stdout=log, stderr=log, check=False)
+        print(f"steps timed in {time.time() - t0:.0f} s", file=log, flush=True)
 
     mps = torch.cuda.is_available() and start_mps(log)
     logs = Path("/tmp/ll_logs")
@@ -368,8 +371,10 @@ def run_all(folder: Path, out: Path, deadline_s: float, steps: int,
              "history": [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []}
             for (m, s), (path, p) in procs.items()]
     check = json.loads((folder / "check.json").read_text())
-    (out / "ll.json").write_text(json.dumps({"settings": check["ll"]["cfg"], "mps": mps,
-                                             "eval_every_epochs": LL_EVAL_EPOCHS, "runs": runs}, indent=1))
+    (out / "ll.json").write_text(json.dumps({
+        "settings": check["ll"]["cfg"], "configs": check["ll"].get("configs"), "mps": mps,
+        "device": torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu",
+        "eval_every_epochs": check["ll"].get("eval_every", LL_EVAL_EPOCHS), "runs": runs}, indent=1))
     print(f"done in {time.time() - t0:.0f} s", file=log, flush=True)
 
 
@@ -418,12 +423,15 @@ def main(argv: list[str] | None = None) -> None:
     p = sub.add_parser("prepare", help="here: settings, data and the plan's predictions into FOLDER")
     p.add_argument("folder", type=Path)
     p.add_argument("--config", action="append", help="config files over config/config.yaml (default: "
-                   "config/paper.yaml; repeatable)")
+                   "config/paper.yaml; repeatable; a ladder rung's rung.yaml runs that rung's 4x4 Sudoku)")
+    p.add_argument("--eval-every", type=int, default=LL_EVAL_EPOCHS,
+                   help="epochs between the trained arms' evaluations (default: %(default)s)")
     r = sub.add_parser("run", help="on the GPU: time the steps, train the arms, write OUT")
     r.add_argument("folder", type=Path)
     r.add_argument("out", type=Path)
     r.add_argument("--deadline", type=float, default=400, help="seconds from the start (default: 400)")
-    r.add_argument("--steps", type=int, default=20, help="timed steps of each step measured (default: 20)")
+    r.add_argument("--steps", type=int, default=20,
+                   help="timed steps of each step measured; 0 times nothing (default: 20)")
     r.add_argument("--methods", default="ntp,pause,lookahead", help="arms to train (default: all three)")
     r.add_argument("--kernels", action="store_true",
                    help="time only the cold-posterior batched step's cuDNN variants and top kernels")
@@ -446,7 +454,7 @@ def main(argv: list[str] | None = None) -> None:
     m.add_argument("--steps", default="420,1680,2100,9996", help="steps to show (default: %(default)s)")
     a = ap.parse_args(argv)
     if a.cmd == "prepare":
-        prepare(a.folder, tuple(a.config or ["config/paper.yaml"]))
+        prepare(a.folder, tuple(a.config or ["config/paper.yaml"]), a.eval_every)
     elif a.cmd == "run":
         run_all(a.folder, a.out, a.deadline, a.steps, tuple(a.methods.split(",")), a.kernels, a.graphs)
     elif a.cmd == "summary":
