@@ -70,6 +70,7 @@ def test_declaration_is_complete_and_run_names_round_trip(name, scale):
     assert len(set(figures)) == len(figures) and all(f.caption.strip() for f in paper.figures)
     runs = paper.experiments(cfg)
     assert set(runs) == set(figures), "every figure declares its runs"
+    assert interface.claim_figure_errors(paper, paper.claims(runs, cfg)) == []
     for spec in (s for specs in runs.values() for s in specs):
         assert re.fullmatch(paper.run_pattern, spec.name), spec.name
         assert paper.run_spec.parse(spec.name).name == spec.name
@@ -324,3 +325,14 @@ def test_no_declaration_is_a_lambda_so_provenance_names_its_function():
     """The scorecard's provenance names the claims function: never `<lambda>`."""
     for name in paper_names():
         assert interface.get(name).claims.__name__ != "<lambda>", name
+
+
+def test_a_claim_without_figures_or_with_an_unknown_figure_is_named():
+    paper = interface.get("rank_collapse")
+    cfg = SCALES["smoke"]["rank_collapse"]
+    claims = paper.claims(paper.experiments(cfg), cfg)
+    bad = [dataclasses.replace(claims[0], figures=()), dataclasses.replace(claims[1], figures=("nope",))]
+    errors = interface.claim_figure_errors(paper, bad)
+    assert len(errors) == 2
+    assert errors[0].startswith(f"claim {claims[0].id} names no figure; fix:")
+    assert f"claim {claims[1].id} names figure 'nope'" in errors[1] and "similarity_vs_depth" in errors[1]

@@ -58,14 +58,14 @@ def test_report_renders_scorecard_figures_and_provenance(root, tmp_path):
              "measurable": True, "caveat": "a confound", "n_seeds": 3, "ci_level": 0.9, "note": "",
              "parts": [part], "kind": "paper", "reading": "", "unverified": [],
              "source": {"quote": "Things work, we show.", "where": "X et al., abstract",
-                        "abstract_only": True}}
+                        "abstract_only": True}, "figures": ["fig1"]}
     unmeasured = {**claim, "id": "X-2", "parts": [], "verdict": "inconclusive", "magnitude": "not measured",
                   "fidelity": "faithful", "deviations": [], "measurable": False, "caveat": "",
                   "note": "not measurable at this scale: no runs"}
     ours = {**unmeasured, "id": "X-3", "kind": "hypothesis", "reading": "the direction is ours"}
     earlier = {**unmeasured, "id": "X-4", "source": {**claim["source"], "background": "reports earlier work"}}
     latex = {**claim["source"], "quote": "with \\textit{data augmentation}"}
-    second = {**claim, "id": "X-5", "source": latex,
+    second = {**claim, "id": "X-5", "source": latex, "figures": ["fig1", "not_drawn"],
               "deviations": [*claim["deviations"], {"key": "lr", "ours": 1, "paper": 2},
                              {"key": "n_test", "ours": 500, "paper": None},
                              {"key": "augmentations", "ours": ["none", "light"], "paper": ["none", "full"]},
@@ -117,7 +117,7 @@ def test_report_renders_scorecard_figures_and_provenance(root, tmp_path):
         assert "smoke: CPU proxies at toy sizes" in t and "Paper X (Someone et al., 2025)" in t
         assert "(arXiv 2501.00001): 3 claims of the paper at smoke (3 seeds): 2 not replicated, " \
             "1 not measured" in t
-    assert "| paperx | X-1 |" in text and "-0.100 [-0.200, -0.050]" in text
+    assert "| paperx | <a id=\"claim-paperx-X-1\"></a>X-1 |" in text and "-0.100 [-0.200, -0.050]" in text
     assert "![forest plot paperx](forest/paperx.png)" in text
     # each deviation list once per paper; a row names only its own further ones
     assert "| **not replicated** | smaller | proxy: the paperx deviations (above) |" in text
@@ -130,6 +130,17 @@ def test_report_renders_scorecard_figures_and_provenance(root, tmp_path):
         assert page_text.count("model.width: 8 (paper: 64)") == 1
         assert unescape(page_text).count('{"epochs": 3}') == 1  # the config once, linked from its figure
     assert "../paperx/figures/fig1.png" in text
+    # every claim links to its figures that the report shows, every figure to the claims that name it
+    assert '<a id="claim-paperx-X-1"></a>X-1 | Things work.<br>figures: [fig1](#fig-paperx-fig1)<br>' in text
+    assert "figures: [fig1](#fig-paperx-fig1)<br>" in text.split("X-5 |")[1]  # a figure not drawn: no link
+    assert "Claims it shows: " + ", ".join(f"[X-{i}](#claim-paperx-X-{i})" for i in range(1, 6)) in text
+    assert "Claims it shows: none (it illustrates the runs; no claim reads it)" in text
+    assert '<a href="#fig-paperx-fig1">fig1</a>' in page and '<figure id="fig-paperx-fig1">' in page
+    assert 'Claims it shows: <a href="#claim-paperx-X-1">X-1</a>, <a href="#claim-paperx-X-2">X-2</a>' in page
+    for doc, target in ((page, r'href="#([^"]+)"'), (text, r"\]\(#((?:fig|claim)-[^)]+)\)")):
+        ids = set(re.findall(r'id="([^"]+)"', doc))
+        headings = {"claim-parts-at-a-glance"}  # the Markdown contents line links a heading's own slug
+        assert set(re.findall(target, doc)) - ids - headings == set(), "every in-page link has its target"
     assert "bare_images_per_s" in page and "100" in page
     assert "| ratio_loop_no_aug_to_bare | `0.9` |" in text
     json.loads(json.dumps(inputs["benchmarks"]))

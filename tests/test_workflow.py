@@ -132,6 +132,9 @@ def test_smoke_scale_end_to_end(tmp_path):
         assert (out / f"results/report/forest/{paper}.png").stat().st_size > 10_000, paper
         for c in card["claims"]:
             assert c["verdict"] in VERDICTS and c["id"] in html, c
+            # each claim links to the figures that draw its evidence, and each figure back to it
+            assert c["figures"] and all(f'<a href="#fig-{paper}-{f}">' in html for f in c["figures"]), c
+            assert all(f'<a href="#claim-{paper}-{c["id"]}">' in html for f in c["figures"]), c
             assert c["n_seeds"] >= 5 or c["verdict"] == "inconclusive", c  # the 5 % level needs 5 seeds
             # smoke departs from every paper's own settings, and each row says how
             assert c["fidelity"] == "proxy" and c["deviations"] and c["magnitude"], c

@@ -176,7 +176,9 @@ class Claim:
     is ours). `uses`: the config keys of the experiments this claim reads (deviations of other
     experiments' keys do not make it a proxy). `not_measurable(cfg)` returns why the configuration
     cannot test the claim (e.g. the task is not run at this scale), or "" when it can. `caveat`: a
-    known confound of the operationalization, printed beside the verdict.
+    known confound of the operationalization, printed beside the verdict. `figures`: the names of the
+    paper's figures that draw this claim's evidence (the report links the claim and its figures both
+    ways; papers.interface.declaration_errors checks the names).
     """
 
     id: str
@@ -192,6 +194,7 @@ class Claim:
     uses: tuple[str, ...] = ()
     not_measurable: Callable[[dict], str] | None = field(default=None, repr=False)
     caveat: str = ""
+    figures: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:

@@ -234,6 +234,7 @@ def load_inputs(claims_paths: list[str], figure_paths: list[str], benchmark_path
                         "data": base64.b64encode(p.read_bytes()).decode(), "caption": prov["caption"],
                         "provenance": prov, "stale": stale(prov, code or {}),
                         "computed_at": computed_at(prov)})
+    link_claims_and_figures(papers, figures)
     forests = [{"paper": Path(f).stem, "file": Path(f).name,
                 "data": base64.b64encode(Path(f).read_bytes()).decode()} for f in forest_paths or []]
     labels = {"faithful": "Faithful: the paper's own settings",
@@ -257,6 +258,32 @@ def load_inputs(claims_paths: list[str], figure_paths: list[str], benchmark_path
             "benchmarks": [load_benchmark(p) for p in benchmark_paths],
             "cost": cost_plan(cost_plan_path) if cost_plan_path else None, "cost_hint": COST_PLAN_HINT,
             "ladders": [load_ladder(p) for p in ladder_paths or []]}
+
+
+def figure_anchor(paper: str, figure: str) -> str:
+    return f"fig-{paper}-{figure}"
+
+
+def claim_anchor(paper: str, claim: str) -> str:
+    return f"claim-{paper}-{claim}"
+
+
+def link_claims_and_figures(papers: list[dict], figures: list[dict]) -> None:
+    """Each claim gets `anchor` and `figure_links` (its declared figures that the report shows, with
+    their anchors); each figure gets `anchor` and `claim_links` (the claims that name it), so that the
+    report links every claim to its figures and every figure to its claims."""
+    shown = {(f["paper"], f["name"]) for f in figures}
+    by_figure: dict[tuple[str, str], list[dict]] = {}
+    for card in papers:
+        for c in card["claims"]:
+            c["anchor"] = claim_anchor(card["paper"], c["id"])
+            c["figure_links"] = [{"name": f, "anchor": figure_anchor(card["paper"], f)}
+                                 for f in c.get("figures") or () if (card["paper"], f) in shown]
+            for f in c.get("figures") or ():
+                by_figure.setdefault((card["paper"], f), []).append({"id": c["id"], "anchor": c["anchor"]})
+    for f in figures:
+        f["anchor"] = figure_anchor(f["paper"], f["name"])
+        f["claim_links"] = by_figure.get((f["paper"], f["name"]), [])
 
 
 class MarkdownBlock(str):

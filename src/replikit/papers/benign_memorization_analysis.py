@@ -249,20 +249,23 @@ def claims(runs: dict[str, list[RunSpec]], augmentation: str) -> list[Claim]:
         Claim("BM-1", "With 100% random labels and augmentation the network memorizes the training "
               "labels.", "~100% train accuracy (" + QUAL + ")", SOURCE + ", abstract and Sec. 2",
               "final training accuracy on the random labels of the un-augmented training images",
-              f"lower CI bound > {MEMORIZED}", bm1, source=BENIGN, uses=("probe_vs_epoch",)),
+              f"lower CI bound > {MEMORIZED}", bm1, source=BENIGN, uses=("probe_vs_epoch",),
+              figures=("probe_vs_epoch",)),
         Claim("BM-2", "Its k-NN probe accuracy is far above the untrained network and above the same "
               "network trained on random labels without augmentation.",
               "'highly non-trivial performance under nearest neighbour probing' (" + QUAL + ")",
               SOURCE + ", abstract and Sec. 2",
               "paired (per seed) differences in k-NN probe test accuracy", "both CIs > 0", bm2,
-              source=BENIGN, uses=("probe_vs_epoch",)),
+              source=BENIGN, uses=("probe_vs_epoch",),
+              figures=("probe_vs_epoch",)),
         Claim("BM-3", "Probe accuracy peaks before the last layers; the final layers carry the "
               "memorization.", "'only the very last layers are used for memorization' (" + QUAL + ")",
               SOURCE + ", abstract and Sec. 3",
               "per-seed probe gap (encoder stage with the best mean probe accuracy over the other "
               "seeds, so the choice is independent of this seed's noise, minus output) and random-label "
               "agreement gap (output - pooled)", "both CIs > 0", bm3, source=LAYERS,
-              uses=("probe_vs_epoch",)),
+              uses=("probe_vs_epoch",),
+              figures=("probe_per_layer",)),
         Claim("BM-4", "Probe accuracy depends on augmentation diversity: a memorization-generalization "
               "trade-off in K.", "'a memorization-generalization trade-off in terms of their "
               "diversity' (" + QUAL + ")", SOURCE + ", abstract and Sec. 4",
@@ -271,7 +274,8 @@ def claims(runs: dict[str, list[RunSpec]], augmentation: str) -> list[Claim]:
               source=DIVERSITY, kind="hypothesis",
               reading="the direction: the abstract names a memorization-generalization trade-off in "
               "diversity, not which way it goes; more diverse augmentations generalizing better and "
-              "memorizing less is our reading", uses=("diversity",)),
+              "memorizing less is our reading", uses=("diversity",),
+              figures=("augmentation_diversity",)),
         Claim("BM-5", "With an independent label per augmentation the network can no longer memorize "
               "at large K (malign memorization is infeasible).", "'malign memorization under data "
               "augmentation is infeasible due to the insufficient capacity' (" + QUAL + ")",
@@ -281,7 +285,8 @@ def claims(runs: dict[str, list[RunSpec]], augmentation: str) -> list[Claim]:
               source=CAPACITY, uses=("capacity",),
               caveat="exposure confound: every K trains the same number of epochs, so each (view, "
               "label) pair is seen about epochs/K times; a drop at large K can come from less exposure "
-              "alone, not only from insufficient capacity"),
+              "alone, not only from insufficient capacity",
+              figures=("capacity",)),
         Claim("BM-6", "Preceding layers' features are largely unaffected by label noise; the damage is in "
               "the last layers.", "'preceding layers encode performant features which remain largely "
               "unaffected by the label noise' (abstract; qualitative, no number)", WHERE,
@@ -292,7 +297,8 @@ def claims(runs: dict[str, list[RunSpec]], augmentation: str) -> list[Claim]:
               f"first CI > 0; relative drop CI < {BM6_UNAFFECTED:g}", bm6,
               source=LAYERS, uses=("probe_vs_epoch",), not_measurable=_no_clean_runs,
               reading=f"'largely unaffected' read as keeping at least {1 - BM6_UNAFFECTED:.0%} of the "
-              "clean-label run's probe accuracy: the bound is ours, the abstract gives no number"),
+              "clean-label run's probe accuracy: the bound is ours, the abstract gives no number",
+              figures=("probe_per_layer",)),
     ]
 
 

@@ -326,11 +326,13 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
               WENZEL + "; " + NOCI + " Sec. 3",
               "paired per-seed differences on the held-out half at the T < 1 with the lowest validation-half "
               "NLL averaged over the other seeds", "both CIs > 0", lambda r: gain(r, aug_run),
-              source=CPE_DEFINED, uses=("temperature_sweep",)),
+              source=CPE_DEFINED, uses=("temperature_sweep",),
+              figures=("temperature_sweep",)),
         Claim("CPE-2", "Augmentation drives the cold posterior effect: without it the effect is smaller.",
               "CPE much weaker without augmentation (" + QUAL + ")", NOCI + " Sec. 5; " + BACHMANN,
               cpe_size + ", with minus without augmentation", "CI > 0", cpe2, source=AUGMENTATION_DRIVES,
-              uses=("temperature_sweep",)),
+              uses=("temperature_sweep",),
+              figures=("temperature_sweep",)),
         Claim("CPE-3", "Synthetic curation produces a CPE that grows with curation strength.",
               "CPE grows with the number of agreeing annotators (" + QUAL + ")", NOCI + " Sec. 4",
               cpe_size + ", strongest minus weakest curation (no augmentation)", "CI > 0", cpe3,
@@ -338,7 +340,8 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
               reading="that the CPE grows with curation strength: the abstract says a CPE 'can be "
               "produced' with varying curation strength, not that it grows with it (that a CPE appears "
               "at all is CPE-6)",
-              uses=("curation", "annotator_noise", "curated_size")),
+              uses=("curation", "annotator_noise", "curated_size"),
+              figures=("curation",)),
         Claim("CPE-4", "The CPE is linked to the prior: tempering the prior alone gives a cold-temperature "
               "gain.", "prior-only tempering changes the NLL (" + QUAL + ")", NOCI + " Sec. 6",
               "per seed, prior-only tempering: held-out-half NLL at T=1 minus at the T < 1 with the lowest "
@@ -346,34 +349,40 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
               uses=("prior",), not_measurable=_tempering_runs("prior"),
               reading="tempering the prior alone, and asking whether that alone gives a cold-temperature "
               "gain, is our operationalization: the abstract says only that an experiment on the relative "
-              "importance of the prior and the likelihood links the CPE to the prior"),
+              "importance of the prior and the likelihood links the CPE to the prior",
+              figures=("prior",)),
         Claim("CPE-5", "The optimal T of the non-invariant model falls as the number of augmentations K "
               "grows.", "T_opt ~ 1/K for the plain model (" + QUAL + ")", BACHMANN + " Sec. 4-5",
               "per-seed log10 of the T with the lowest validation-half NLL on the temperature grid, smallest "
               "minus largest K; K distinct D4 views per image (K <= 8)", "CI > 0", cpe5, source=SAMPLE_SIZE,
-              uses=("invariance",)),
+              uses=("invariance",),
+              figures=("invariance",)),
         Claim("CPE-6", "Augmentation is sufficient but not necessary for a CPE: curated data without "
               "augmentation shows one.", "'sufficient but not necessary' (" + QUAL + ")", NOCI + " Sec. 4-5",
               cpe_size + ", strongest curation, no augmentation", "CI > 0", cpe6, source=NOT_NECESSARY,
-              uses=("curation", "annotator_noise", "curated_size")),
+              uses=("curation", "annotator_noise", "curated_size"),
+              figures=("curation",)),
         Claim("CPE-7", "The CPE is linked to the prior rather than the likelihood: tempering the prior alone "
               "gives a larger cold-temperature gain than tempering the likelihood alone.",
               "prior and likelihood tempered separately; the CPE linked to the prior (" + QUAL + ")",
               NOCI + " Sec. 6",
               cpe_size + ", prior-only minus likelihood-only tempering (same seed)", "CI > 0", cpe7,
-              source=PRIOR, uses=("prior",), not_measurable=_tempering_runs("likelihood", "prior")),
+              source=PRIOR, uses=("prior",), not_measurable=_tempering_runs("likelihood", "prior"),
+              figures=("prior",)),
         Claim("CPE-8", "The CPE changes with the prior scale: a broader prior gives a larger CPE.",
               "the CPE varies with the prior (" + QUAL + ")", NOCI + " Sec. 6",
               cpe_size + ", broadest minus narrowest prior", "CI > 0", cpe8, source=PRIOR, kind="hypothesis",
               reading="the direction and the prior scale: the abstract links the CPE to the prior, not to "
-              "its scale in either direction", uses=("prior",)),
+              "its scale in either direction", uses=("prior",),
+              figures=("prior",)),
         Claim("CPE-9", "At the largest K, the D4-invariant model's optimal T is closer to 1 than the plain "
               "model's.", "T_opt ~1 for the invariant model (" + QUAL + ")", BACHMANN + " Sec. 4-5",
               "per-seed log10 T_opt (lowest validation-half NLL), invariant minus plain, at the largest K",
               "CI > 0", cpe9, source=INVARIANCE, kind="hypothesis",
               reading="the direction: the abstract confirms 'its hypothesized relationship with the optimal "
               "temperature' without stating it; a more invariant model needing less tempering is our reading",
-              uses=("invariance",)),
+              uses=("invariance",),
+              figures=("invariance",)),
     ]
 
 

@@ -381,7 +381,8 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
               "grows.", "NTP forgetting falls towards zero with width (" + QUAL + ")",
               SOURCE + ", Sec. 4 / Fig. 1",
               "per-seed relative forgetting CFr at the smallest minus the largest width (NTP)" + where,
-              "CI > 0", cl1, source=WIDTH, uses=("width_sweep", "main_width")),
+              "CI > 0", cl1, source=WIDTH, uses=("width_sweep", "main_width"),
+              figures=("forgetting_vs_width",)),
         Claim("CL-2", "Under muP at fixed gamma0, where width does not reduce feature learning, forgetting "
               "stays roughly constant across widths.",
               "flat CFr across widths under muP (" + QUAL + ")", SOURCE + ", Sec. 4 / Fig. 1",
@@ -390,20 +391,23 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
               f"CI inside +-{tol} and muP's change minus NTP's change CI > 0: the margin is half of "
               "NTP's width effect on CFr in a pilot on seeds no verdict uses (CL2_MARGIN_RULE; config "
               "cl2_tolerance, config/pilots/continual_learning.<scale>.json)", cl2, source=WIDTH,
-              uses=("width_sweep", "main_width", "cl2_tolerance")),
+              uses=("width_sweep", "main_width", "cl2_tolerance"),
+              figures=("forgetting_vs_width",)),
         Claim("CL-3", "At fixed large width, forgetting increases with gamma0 (from the lazy to the rich "
               "regime).", "forgetting grows with feature-learning strength (" + QUAL + ")",
               SOURCE + ", Sec. 4 / Fig. 2",
               "per-seed CF at the largest minus the smallest gamma0, largest width of the gamma0 sweep"
               + where,
               "CI > 0 over the gamma0 values every seed learned (LA at least halfway from chance to "
-              "perfect)", cl3, source=TRANSITION, uses=("gamma_sweep",)),
+              "perfect)", cl3, source=TRANSITION, uses=("gamma_sweep",),
+              figures=("forgetting_vs_gamma",)),
         Claim("CL-4", "Sequential training performs best at an intermediate (critical) gamma0.",
               "intermediate optimum (" + QUAL + ")", SOURCE + ", Sec. 5 / Figs. 3-4",
               "per seed: average accuracy AA at the interior gamma0 minus at the end point of the grid, each "
               "the best on the mean over the other seeds (so the choice is independent of this seed's "
               "noise)" + where, "CI > 0, over the gamma0 values every seed learned", cl4, source=CRITICAL,
-              uses=("gamma_sweep", "main_width")),
+              uses=("gamma_sweep", "main_width"),
+              figures=("forgetting_vs_gamma",)),
         Claim("CL-5", "The optimal gamma0 transfers across widths.",
               "optimal gamma0 width-independent under muP (" + QUAL + ")", SOURCE + ", Sec. 4 / Fig. 2",
               "per seed: log10 optimal gamma0 at the largest minus the smallest width of the gamma0 sweep, "
@@ -413,14 +417,16 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
               f"{MARGIN_LOSS_COST:.0%} of the optimal AA at the curvature measured in a pilot on seeds the "
               f"verdicts do not use; smaller than every grid step, widest step {step:.2f}), with every "
               "optimum inside the grid", cl5,
-              source=CRITICAL, uses=("gamma_sweep", "cl5_tolerance")),
+              source=CRITICAL, uses=("gamma_sweep", "cl5_tolerance"),
+              figures=("forgetting_vs_gamma",)),
         Claim("CL-6", "The optimal gamma0 moves up as tasks become more similar.",
               "optimum grows with similarity (" + QUAL + ")", SOURCE + ", Sec. 5 / Fig. 3",
               "per-seed shift of the interpolated log10 optimal gamma0 (as CL-5) from the least to the most "
               "similar tasks; a grid end stands in where the best gamma0 sits there (said in the part)"
               + where,
               "CI > 0, over the gamma0 values every seed learned", cl6, source=SIMILAR,
-              uses=("gamma_sweep", "similarity", "main_width")),
+              uses=("gamma_sweep", "similarity", "main_width"),
+              figures=("similarity",)),
         Claim("CL-7", "For joint training (no non-stationarity) more feature learning is better, and its "
               "optimal gamma0 lies above the sequential one.", "joint prefers rich (" + QUAL + ")",
               SOURCE + ", Sec. 5 / Fig. 4",
@@ -429,7 +435,8 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
               "both CIs > 0, over the gamma0 values every seed learned", cl7,
               source=SIMILAR, kind="hypothesis",
               reading="joint training as the limit of the most similar tasks: the abstract speaks of task "
-              "similarity, not of joint training", uses=("gamma_sweep", "main_width")),
+              "similarity, not of joint training", uses=("gamma_sweep", "main_width"),
+              figures=("joint_vs_sequential",)),
     ]
 
 

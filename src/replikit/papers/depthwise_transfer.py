@@ -603,7 +603,8 @@ def claims(runs: dict[str, list[Sweep]], cfg: dict) -> list[Claim]:
               f"neighbours) at L={hi} minus at L={lo}, {sq}, width {cfg['base_width']}" + where,
               equiv_rule("DT-1"), transfer(by_depth[("sqrtl", lo)], by_depth[("sqrtl", hi)],
                                            f"{sq}: log10 optimal eta0, L={hi} minus L={lo}", "DT-1"),
-              source=TRANSFER, uses=("depths", "margins")),
+              source=TRANSFER, uses=("depths", "margins"),
+              figures=("loss_vs_lr_depth", "optimum_vs_depth")),
         Claim("DT-2", "Without the depth scaling (plain muP residuals), the optimal learning rate does not "
               "transfer across depths: it moves more with depth than with the 1/sqrt(L) branches.",
               "optimum shifts with depth under muP (" + QUAL + ")", SOURCE + ", abstract",
@@ -611,28 +612,32 @@ def claims(runs: dict[str, list[Sweep]], cfg: dict) -> list[Claim]:
               f"L={hi}| under plain muP minus the same under {sq} (width {cfg['base_width']})" + where,
               "CI > 0 (a negative control: not replicated when the scaled optimum moves more)", dt2,
               source=NO_DEPTH, uses=("depths",),
-              caveat="the contrast needs no direction of the shift; DT-5 tests the direction"),
+              caveat="the contrast needs no direction of the shift; DT-5 tests the direction",
+              figures=("loss_vs_lr_depth", "optimum_vs_depth")),
         Claim("DT-3", "With residual branches scaled by 1/sqrt(L) and muP, the loss-optimal learning rate "
               "stays the same across widths.", "optimum transfers across width (" + QUAL + ")",
               SOURCE + ", abstract",
               f"per seed: log10 optimal eta0 at width {n_hi} minus at width {n_lo}, {sq}, depth {wd}" + where,
               equiv_rule("DT-3"), transfer(by_width[("sqrtl", n_lo)], by_width[("sqrtl", n_hi)],
                                            f"{sq}: log10 optimal eta0, N={n_hi} minus N={n_lo}", "DT-3"),
-              source=TRANSFER, uses=("width_sweep", "margins")),
+              source=TRANSFER, uses=("width_sweep", "margins"),
+              figures=("loss_vs_lr_width",)),
         Claim("DT-4", "Under plain muP (no depth scaling) the loss-optimal learning rate stays the same "
               "across widths.", "muP transfers across width (" + QUAL + ")", SOURCE + ", abstract",
               f"per seed: log10 optimal eta0 at width {n_hi} minus at width {n_lo}, plain muP, depth {wd}"
               + where, equiv_rule("DT-4"),
               transfer(by_width[("one", n_lo)], by_width[("one", n_hi)],
                        f"plain muP: log10 optimal eta0, N={n_hi} minus N={n_lo}", "DT-4"),
-              source=MUP_WIDTH, uses=("width_sweep", "margins")),
+              source=MUP_WIDTH, uses=("width_sweep", "margins"),
+              figures=("loss_vs_lr_width",)),
         Claim("DT-5", "Without the depth scaling, the optimal learning rate moves down as depth grows.",
               "direction of the shift (" + QUAL + ")", SOURCE + ", abstract",
               f"per seed: log10 optimal eta0 at L={hi} minus at L={lo}, plain muP, width {cfg['base_width']}"
               + where, "CI < 0", dt5, source=NO_DEPTH, kind="hypothesis",
               reading="the direction: the abstract says only that the optimum does not transfer; ours "
               "follows from the forward signal of unscaled residual branches growing with depth",
-              uses=("depths",)),
+              uses=("depths",),
+              figures=("optimum_vs_depth",)),
         Claim("DT-6", "With the 1/sqrt(L) branches, the training loss at a fixed learning rate settles as "
               "depth grows: deeper networks differ less from each other.",
               "convergence of finite-size dynamics to the joint limit (" + QUAL + ")", SOURCE + ", abstract",
@@ -641,7 +646,8 @@ def claims(runs: dict[str, list[Sweep]], cfg: dict) -> list[Claim]:
               "every depth trained in every seed" + where, "CI > 0", dt6, source=LIMIT, kind="hypothesis",
               reading="the final training loss after a fixed budget as the observable of the dynamics, and "
               "depths doubling at a finite width as the approach to the limit: the abstract's convergence is "
-              "of the DMFT dynamics", uses=("depths",), not_measurable=too_few_depths),
+              "of the DMFT dynamics", uses=("depths",), not_measurable=too_few_depths,
+              figures=("loss_vs_lr_depth",)),
     ]
 
 

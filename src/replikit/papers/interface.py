@@ -479,7 +479,11 @@ def score_claims(sm: Any) -> None:
     cfg, seeds = sm.params.cfg, list(sm.params.seeds)
     files = {kind: list(sm.input[kind]) for kind in paper.claim_reads}
     manifest = read_json(sm.input.manifest) if "manifest" in sm.input.keys() else None
-    rows = judge(paper.claims(paper.experiments(cfg), cfg), paper.load_results(files), cfg,
+    claims = paper.claims(paper.experiments(cfg), cfg)
+    errors = claim_figure_errors(paper, claims)
+    if errors:
+        raise DeclarationError(f"paper {paper.name!r}: " + "; ".join(errors))
+    rows = judge(claims, paper.load_results(files), cfg,
                  sm.params.stats, sm.params.settings, seeds, bool(manifest and manifest.get("subset", False)),
                  sm.params.scale)
     records = [read_json(p) for p in files["metrics"]]
@@ -622,6 +626,21 @@ def declaration_errors(paper: Paper, others: Mapping[str, str] | None = None,
                 bad("schema", f"{config_file} `{SCHEMA_KEY}:` does not declare the paper's resources (its "
                     "stages' runtime, mem_mb and gpu come from the block's 'resources')",
                     f"add under its properties: {ref}")
+    return errors
+
+
+def claim_figure_errors(paper: Paper, claims: list) -> list[str]:
+    """Every claim that names no figure, or a figure the paper does not declare (the report links each
+    claim to the figures that draw its evidence, and each figure to its claims)."""
+    names = [f.name for f in paper.figures]
+    errors = []
+    for c in claims:
+        if not c.figures:
+            errors.append(f"claim {c.id} names no figure; fix: Claim(..., figures=(...)) with the figures "
+                          f"that draw its evidence, of {', '.join(names)}")
+        for f in set(c.figures) - set(names):
+            errors.append(f"claim {c.id} names figure {f!r}, which the paper does not declare; fix: use one "
+                          f"of {', '.join(names)}")
     return errors
 
 

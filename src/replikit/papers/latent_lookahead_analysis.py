@@ -391,13 +391,16 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict | None = None) -> list[Clai
     return [
         Claim("LL-1", "On 4x4 Sudoku latent lookahead beats next-token prediction.",
               "93.5 vs 78.0 (+15.5 points)", SOURCE, stat, "CI > 0", ll1, source=OUTPERFORMS,
-              uses=("data.sudoku4", "training.sudoku4")),
+              uses=("data.sudoku4", "training.sudoku4"),
+              figures=("accuracy_table", "training_curves")),
         Claim("LL-2", "On 4x4 Sudoku latent lookahead beats pause tokens at equal tau.",
               "93.5 vs 86.0 (+7.5 points)", SOURCE, stat, "CI > 0", ll2, source=OUTPERFORMS,
-              uses=("data.sudoku4", "training.sudoku4")),
+              uses=("data.sudoku4", "training.sudoku4"),
+              figures=("accuracy_table", "training_curves")),
         Claim("LL-3", "Lookahead beats NTP on 9x9 Sudoku, mazes and ProsQA, not only 4x4 Sudoku (every "
               "task run is a part).", "+23.0 (9x9), +3.0 (maze), +11.3 (ProsQA) points", SOURCE, stat,
-              "every part's CI > 0", ll3, source=OUTPERFORMS, uses=per_task, not_measurable=_other_tasks),
+              "every part's CI > 0", ll3, source=OUTPERFORMS, uses=per_task, not_measurable=_other_tasks,
+              figures=("accuracy_table",)),
         Claim("LL-4", "Accuracy rises with the number of latent steps tau (the paper shows it on 9x9 "
               "Sudoku).", "rises from tau=2 to tau=70 on 9x9 Sudoku (qualitative; figure values not "
               "verified offline)", "arXiv 2603.20219, tau-scaling figure",
@@ -406,17 +409,20 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict | None = None) -> list[Clai
               reading="that more latent steps give higher accuracy: the abstract motivates spending more "
               "compute on difficult tokens; the tau-scaling figure that shows it is not available offline",
               uses=("tau_scaling", f"data.{ts}", f"training.{ts}"),
-              not_measurable=lambda cfg: _switched_off(cfg, "tau_scaling")),
+              not_measurable=lambda cfg: _switched_off(cfg, "tau_scaling"),
+              figures=("tau_scaling",)),
         Claim("LL-5", "Bidirectional attention among the latents of a thought beats causal attention.",
               "bidirectional better (qualitative; exact values not verified offline)",
               "arXiv 2603.20219, attention ablation", stat, "CI > 0", ll5, source=LOOKAHEAD,
               kind="hypothesis",
               reading="the attention mask among latents is not in the abstract; the ablation reported in the "
               "paper body is not available offline", uses=("ablation", f"data.{ab}", f"training.{ab}"),
-              not_measurable=lambda cfg: _switched_off(cfg, "ablation")),
+              not_measurable=lambda cfg: _switched_off(cfg, "ablation"),
+              figures=("ablation_mask",)),
         Claim("LL-6", "Lookahead beats pause tokens on every task, not only 4x4 Sudoku.",
               "+23.0 (9x9), +2.0 (maze), +9.3 (ProsQA) points over pause", SOURCE, stat,
-              "every part's CI > 0", ll6, source=OUTPERFORMS, uses=per_task, not_measurable=_other_tasks),
+              "every part's CI > 0", ll6, source=OUTPERFORMS, uses=per_task, not_measurable=_other_tasks,
+              figures=("accuracy_table",)),
     ]
 
 

@@ -277,7 +277,8 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
               + ")", SOURCE + ", Sec. 1 (Fig. 1) and Sec. 4",
               f"per seed, alpha=1: last-layer token cosine similarity at L={hi} minus at L={lo}, and stable "
               f"rank at L={lo} minus at L={hi}" + where,
-              "both CIs > 0", rc1, source=COLLAPSE, uses=("init",)),
+              "both CIs > 0", rc1, source=COLLAPSE, uses=("init",),
+              figures=("similarity_vs_depth",)),
         Claim("RC-2", "In the collapsing architecture the gradients of queries and keys at initialization "
               "are far below those of the values, and shrink relative to them with depth.",
               "query/key gradients vanish under rank collapse (" + QUAL + ")", SOURCE + ", Sec. 3",
@@ -286,7 +287,8 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
               "all three CIs < 0", rc2, source=VANISH, uses=("init",),
               caveat="Q/V < 1 holds at any depth once tokens are correlated (the value gradient carries the "
               "tokens' mean, which grows with n times their correlation), so the depth change is the part "
-              "that speaks to collapse"),
+              "that speaks to collapse",
+              figures=("gradients_vs_depth",)),
         Claim("RC-3", "Scaling the residual branches by 1/sqrt(L) prevents rank collapse and keeps the "
               "query/key gradients from vanishing.",
               "no collapse and no vanishing query/key gradients with alpha=1/sqrt(L) (" + QUAL + ")",
@@ -294,7 +296,8 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
               f"per seed at L={hi}, same initial weights and data: token similarity with alpha=1/sqrt(L) "
               "minus with alpha=1, and the same difference of log10 |grad W_Q| / |grad W_V|" + where,
               "similarity difference CI < 0 and gradient-ratio difference CI > 0", rc3, source=PREVENT,
-              uses=("init",)),
+              uses=("init",),
+              figures=("similarity_vs_depth", "gradients_vs_depth")),
         Claim("RC-4", "The query/value gradient ratio depends on the key dimension d_k: with larger d_k the "
               "queries get relatively smaller gradients than the values.",
               "architectural hyperparameters such as d_k affect query and value gradients "
@@ -308,7 +311,8 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
               "query gradients): the abstract names neither", uses=("init", "dk_sweep"),
               caveat="at the 1/sqrt(fan-in) initialization used here a leading-order (uniform-attention) "
               "calculation predicts no d_k dependence: the d_k key coordinates that add up in the query "
-              "gradient cancel the 1/d_k of the squared 1/sqrt(d_k) temperature; d_v is held fixed"),
+              "gradient cancel the 1/d_k of the squared 1/sqrt(d_k) temperature; d_v is held fixed",
+              figures=("gradient_ratio_vs_dk",)),
         Claim("RC-5", "In a short training run, the collapsing architecture trains worse than the same "
               "network with depth-scaled residuals.",
               "rank collapse at init hinders training; scaled residuals train (" + QUAL + ")",
@@ -317,7 +321,8 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
               f"({tc['optimizer']}, lr {tc['lr']}), alpha=1 minus alpha=1/sqrt(L), "
               f"L={train['1'].depth}, same initial weights and data; task: sequence reversal" + train_where,
               f"CI > 0; no evidence when neither arm reaches {bar:.2f} held-out accuracy in any seed", rc5,
-              source=VANISH, uses=("training",)),
+              source=VANISH, uses=("training",),
+              figures=("training_loss",)),
     ]
 
 
