@@ -13,7 +13,7 @@ from replikit.papers import use_workflow
 
 use_workflow(workflow.basedir)
 
-from replikit.config import check_tree_scale, read_yaml, validate_config
+from replikit.config import check_tree_scale, read_yaml, share_prepared_data, validate_config
 from replikit.device import check_available
 from replikit.jobs import time_limit_hints
 from replikit.papers.interface import config_errors
@@ -38,6 +38,7 @@ validate_config(config, ROOT / "workflow/schemas/config.schema.yaml", config_err
 # does each rung of the scale ladder); the paths the config gives relative to here are made absolute
 # first, so they still point here. With --directory D the tree goes under D/<outdir> (Snakemake
 # ignores a workdir directive after --directory, so the folder is entered by hand).
+BASE = Path.cwd()  # the tree the run starts in: prepared datasets live here, shared by every scale's tree
 if config["outdir"] != ".":
     config["data"]["search_paths"] = [str(Path(p).resolve()) for p in config["data"]["search_paths"]]
     if config["run_store"]:
@@ -49,6 +50,11 @@ if config["outdir"] != ".":
     else:
         Path(config["outdir"]).mkdir(parents=True, exist_ok=True)
         os.chdir(config["outdir"])
+
+
+# Prepared datasets (resources/data, resources/downloads) are the same at every scale: each tree
+# links to the base tree's, so a dataset is prepared once (config.share_prepared_data).
+share_prepared_data(BASE)
 
 
 # An output tree holds one scale: results of another scale here (e.g. a smoke run from before each

@@ -70,3 +70,21 @@ def test_a_key_repeated_in_a_config_file_is_an_error_naming_its_line(tmp_path):
     path.write_text("smoke:\n  steps: 10\ndefault:\n  steps: 20\nsmoke:\n  steps: 30\n")
     with pytest.raises(ConfigError, match=r"twice.yaml: invalid YAML at line 5, column 1: key 'smoke'"):
         read_yaml(path)
+
+
+def test_a_scale_tree_links_the_base_trees_prepared_data(tmp_path):
+    from replikit.config import share_prepared_data
+
+    tree = tmp_path / "scales/smoke"
+    tree.mkdir(parents=True)
+    made = share_prepared_data(tmp_path, tree)
+    assert made == [tree / "resources/data", tree / "resources/downloads"]
+    assert (tree / "resources/data").resolve() == (tmp_path / "resources/data").resolve()
+    (tree / "resources/data/x.txt").write_text("prepared once")  # written through the link
+    assert (tmp_path / "resources/data/x.txt").read_text() == "prepared once"
+    assert share_prepared_data(tmp_path, tree) == []  # already linked: nothing to do
+    assert share_prepared_data(tmp_path, tmp_path) == []  # the base tree itself: no link to itself
+    old = tmp_path / "rung"  # a tree that already prepared its own copy keeps it
+    (old / "resources/data").mkdir(parents=True)
+    assert share_prepared_data(tmp_path, old) == [old / "resources/downloads"]
+    assert not (old / "resources/data").is_symlink()

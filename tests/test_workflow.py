@@ -181,7 +181,11 @@ def test_smoke_scale_end_to_end(tmp_path):
 
     # Scales never touch each other's trees: the default scale and the README's single-figure
     # example (no --configfile) plan their jobs in the default tree, none in scales/smoke, and the
-    # smoke report and scorecards are unchanged afterwards.
+    # smoke report and scorecards are unchanged afterwards. The prepared datasets are shared: the
+    # smoke tree's resources/data is the base tree's, so the default scale prepares none again.
+    assert (out / "resources/data").is_symlink()
+    assert (out / "resources/data").resolve() == (tmp_path / "resources/data").resolve()
+    assert (tmp_path / "resources/data/cifar10/manifest.json").is_file()
     before = {p: p.read_bytes() for p in [*(out / "results").glob("*/claims.json"),
                                           out / "results/report/index.html"]}
     default = ["--configfile", str(ROOT / "config/config.yaml"), str(overlay(tmp_path)), "--directory",
@@ -189,7 +193,7 @@ def test_smoke_scale_end_to_end(tmp_path):
     for targets in ([], ["results/benign_memorization/figures/probe_per_layer.png"]):
         plan = smk("-n", "--cores", "2", *targets, *default)
         assert plan.returncode == 0, plan.stderr[-3000:]
-        assert "scales/smoke" not in plan.stdout + plan.stderr and "prepare_dataset" in plan.stdout
+        assert "scales/smoke" not in plan.stdout + plan.stderr and "prepare_dataset" not in plan.stdout
     assert {p: p.read_bytes() for p in before} == before
 
     snakemake_report = tmp_path / "snakemake_report.html"

@@ -252,6 +252,28 @@ def check_tree_scale(results: Path, scale: str, outdir: str) -> None:
             f"scales/{other[0]}/` (run where the tree is), or delete it to rebuild it at this scale")
 
 
+SHARED_RESOURCES = ("data", "downloads")  # under resources/: the same at every scale, so shared
+
+
+def share_prepared_data(base: Path, tree: Path = Path(".")) -> list[Path]:
+    """Point `tree`'s resources/data and resources/downloads at `base`'s (the tree the run started
+    in), so that every scale's tree uses the datasets prepared once: a prepared dataset is the same at
+    every scale (its source files and counts do not depend on the scale, and its manifest records
+    their checksums). A tree that already holds its own copy keeps it. Returns the links made."""
+    made = []
+    if Path(base).resolve() == Path(tree).resolve():
+        return made
+    for name in SHARED_RESOURCES:
+        link, target = Path(tree) / "resources" / name, Path(base).resolve() / "resources" / name
+        if link.is_symlink() or link.exists():
+            continue
+        target.mkdir(parents=True, exist_ok=True)
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(target, target_is_directory=True)
+        made.append(link)
+    return made
+
+
 class _UniqueKeyLoader(yaml.SafeLoader):
     """YAML's safe loader, except that a key repeated in one mapping is an error (plain YAML keeps the
     last value silently, so an edited copy of a block would hide the original)."""
