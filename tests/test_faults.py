@@ -217,7 +217,7 @@ def test_config_values_from_the_command_line_and_yaml_errors(tmp_path):
     with pytest.raises(ConfigError) as err:
         read_yaml(broken)
     assert str(err.value) == f"{broken}: invalid YAML at line 3, column 8: expected ',' or ']', but got ':'"
-    res = subprocess.run([sys.executable, "-m", "replikit.config", str(broken)], capture_output=True,
+    res = subprocess.run([sys.executable, "-m", "replikit.config_check", str(broken)], capture_output=True,
                          text=True, timeout=60)
     assert res.returncode == 1 and "invalid YAML at line 3" in res.stderr
 

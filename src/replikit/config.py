@@ -1,7 +1,7 @@
 """Configuration: JSON-schema validation that fills defaults and names the offending key, plus the
 constraints between keys that a schema cannot express, all checked before any job starts.
 
-`python -m replikit.config FILE [FILE ...]` checks config files (merged in order) by hand; it
+`python -m replikit.config_check FILE [FILE ...]` checks config files (merged in order) by hand; it
 names the line of a YAML syntax error, which `snakemake --configfile` does not.
 """
 
@@ -10,7 +10,6 @@ from __future__ import annotations
 import copy
 import functools
 import re
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -305,26 +304,3 @@ def read_yaml(path: str | Path) -> dict:
 def load_config(path: str | Path, schema_path: str | Path, constraints: Constraints | None = None) -> dict:
     """Read a YAML config file and validate it (`constraints`: see validate_config)."""
     return validate_config(read_yaml(path), schema_path, constraints)
-
-
-def main(argv: list[str]) -> int:
-    """Check config files merged in order, as `snakemake --configfile A B` would merge them."""
-    from snakemake.utils import update_config
-
-    from .papers.interface import config_errors  # the command line composes both; the library does not
-
-    schema = Path(__file__).resolve().parents[2] / "workflow/schemas/config.schema.yaml"
-    config: dict = {}
-    try:
-        for path in argv:
-            update_config(config, read_yaml(path))
-        validate_config(config, schema, config_errors)
-    except ConfigError as e:
-        print(e, file=sys.stderr)
-        return 1
-    print(f"{', '.join(argv)}: valid")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

@@ -21,8 +21,10 @@ import json
 import math
 import textwrap
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from .ladder import Ladder, Rung
+if TYPE_CHECKING:  # for type hints only: replikit.ladder imports this module to summarize
+    from .ladder import Ladder, Rung
 
 VERDICTS = ("replicated", "not replicated", "inconclusive")
 
