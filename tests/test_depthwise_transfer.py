@@ -17,6 +17,7 @@ from replikit.claims import evaluate
 from replikit.config import ConfigError, load_config
 from replikit.io import file_digest, read_json
 from replikit.papers import depthwise_transfer as dt
+from replikit.papers import depthwise_transfer_analysis as dta
 from replikit.papers import interface
 from tests.conftest import ROOT
 
@@ -35,7 +36,7 @@ def smoke() -> dict:
 
 
 def _claims(cfg: dict) -> dict:
-    return {c.id: c for c in dt.claims(dt.experiment_runs(cfg), cfg)}
+    return {c.id: c for c in dta.claims(dt.experiment_runs(cfg), cfg)}
 
 
 # ---------------------------------------------------------------- runs and the job
@@ -79,7 +80,7 @@ def test_one_tiny_job_writes_its_sweep(tmp_path, tiny_images, smoke, model):
     assert [it["lr"] for it in m["items"]] == [0.5, 2.0, 1e6] and m["config"] == cfg and "device" in m
     assert not m["items"][0]["diverged"] and m["items"][0]["train_loss"] > 0
     assert m["items"][2]["diverged"] and m["items"][2]["train_loss"] is None  # eta0 = 1e6 blows up
-    table = dt.load_sweeps([out])
+    table = dta.load_sweeps([out])
     assert table.loc[table["lr"] == 1e6, "train_loss"].item() == pytest.approx(dt.CHANCE_LOSS)
 
 
@@ -222,7 +223,7 @@ def test_the_optimum_figure_draws_when_no_optimum_is_located(smoke, tmp_path):
     low = math.log10(min(smoke["lrs"])) - 1
     df = sweeps(smoke, lambda s, seed: low)
     specs = dt.experiment_runs(smoke)["optimum_vs_depth"]
-    table = dt.figure_optimum_vs_depth(df, specs, tmp_path / "f.png", "preflight")
+    table = dta.figure_optimum_vs_depth(df, specs, tmp_path / "f.png", "preflight")
     assert (tmp_path / "f.png").stat().st_size > 10_000 and not table["located"].any()
 
 
@@ -232,18 +233,18 @@ def test_the_optimum_figure_draws_when_no_optimum_is_located(smoke, tmp_path):
 def test_the_margin_rule_reads_the_curvature_of_the_pilot(smoke):
     """loss = 1 + c x^2 around the optimum: a shift of sqrt(0.02 / c) decades costs 2 % of the loss."""
     for c, want in ((0.3, 0.25), (1.2, 0.12), (0.05, 0.63)):
-        got = dt.margins_from_curves(_curves(sweeps(smoke, lambda s, seed: MID, curvature=c)), smoke)
+        got = dta.margins_from_curves(_curves(sweeps(smoke, lambda s, seed: MID, curvature=c)), smoke)
         assert {k: v["margin"] for k, v in got.items()} == {"DT-1": want, "DT-3": want, "DT-4": want}
     # each claim reads its own networks: sharpen only the wide networks' curves
     df = sweeps(smoke, lambda s, seed: MID, curvature=0.3)
     wide = df["width"] == max(smoke["width_sweep"]["widths"])
     df.loc[wide, "train_loss"] = 1 + 4 * (df.loc[wide, "train_loss"] - 1)
-    got = dt.margins_from_curves(_curves(df), smoke)
+    got = dta.margins_from_curves(_curves(df), smoke)
     assert got["DT-1"]["margin"] == 0.25 and got["DT-3"]["margin"] == got["DT-4"]["margin"] < 0.25
 
 
 def _curves(df: pd.DataFrame) -> dict:
-    return {run: dt.curves(df, run) for run in df["run"].unique()}
+    return {run: dta.curves(df, run) for run in df["run"].unique()}
 
 
 def test_a_curve_with_its_best_rate_at_an_end_of_the_grid_has_no_curvature():

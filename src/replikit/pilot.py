@@ -22,7 +22,7 @@ from pathlib import Path
 PILOTS = Path(__file__).resolve().parents[2] / "config" / "pilots"
 # paper -> the module that holds its margin rule: MARGIN_RULE, MARGIN_LOSS_COST, pilot_curves(paths, cfg)
 # and margins_from_curves(curves, cfg)
-PAPERS = {"depthwise_transfer": "replikit.papers.depthwise_transfer",
+PAPERS = {"depthwise_transfer": "replikit.papers.depthwise_transfer_analysis",
           "continual_learning": "replikit.papers.continual_learning_analysis"}
 
 

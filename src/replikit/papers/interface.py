@@ -6,8 +6,8 @@ A paper is two files, and declares itself in two plain objects:
   its block (these files are the list of papers);
 - its module `replikit/papers/<name>.py`: its runs (a dataclass subclassing `Run`), what one job
   computes, and `RUNS = Runs(...)` (the run side: runs, per-run files, stages); then its figures and
-  claims and `SPEC = Paper(RUNS, ...)`. A paper may move its figures, claims and `SPEC` into
-  `<name>_analysis.py`, so that its training jobs import no analysis code.
+  claims and `SPEC = Paper(RUNS, ...)`. Every paper here moves its figures, claims and `SPEC` into
+  `<name>_analysis.py`, so that its training jobs import no analysis code (one shape for all).
 
 Nothing else is looked up by name. The registry imports a paper only when asked for it (`get`) and
 checks its declaration then (`declaration_errors`: every rule a paper must follow, with the fix).

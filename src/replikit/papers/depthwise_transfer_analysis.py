@@ -1,0 +1,432 @@
+"""Depthwise transfer (Bordelon, Noci, Li, Hanin, Pehlevan, ICLR 2024): the results side. The figure
+and claims jobs import this module (`interface.get` finds `SPEC` here); the runs and the training job
+are in `depthwise_transfer.py`."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..claims import Claim, Part, Source
+from ..fidelity import Departure
+from .depthwise_transfer import BRANCHES, CHANCE_LOSS, DATASET, RUNS, Sweep, cost, grid_steps, sweep
+from .interface import Figure, Paper
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+# The equivalence margins of DT-1, DT-3 and DT-4 (config key `margins`), each from its own pilot by one
+# rule, stated 2026-11-26 before the pilot's numbers were seen (`python -m replikit.pilot`).
+MARGIN_RULE = (
+    "A learning rate that misses the optimum by `margin` decades costs MARGIN_LOSS_COST (2 %) of the optimal "
+    "final training loss, at the curvature of the loss-vs-log10(eta0) curve measured in the pilot (the "
+    "parabola through the best grid point and its two neighbours, the fit that locates the optimum): "
+    "margin = sqrt(cost / k), k the median, over the pilot's seeds and the claim's two networks, of the "
+    "parabola's curvature over its minimum, rounded down to 0.01 decades. Why that size matters for the "
+    "claims: a learning rate tuned on the shallow (narrow) network and used on the deep (wide) one is as "
+    "good as re-tuned when it costs at most 2 % of the tuned loss; a larger shift is a failure to "
+    "transfer that a user would pay for.")
+MARGIN_LOSS_COST = 0.02
+
+
+def equivalence_networks(cfg: dict) -> dict[str, tuple[Sweep, Sweep]]:
+    """The two sweeps whose optima each equivalence claim compares (reference first)."""
+    depths, widths = sorted(cfg["depths"]), sorted(cfg["width_sweep"]["widths"])
+    wd, base = cfg["width_sweep"]["depth"], cfg["base_width"]
+    return {"DT-1": (sweep("sqrtl", depths[0], base), sweep("sqrtl", depths[-1], base)),
+            "DT-3": (sweep("sqrtl", wd, widths[0]), sweep("sqrtl", wd, widths[-1])),
+            "DT-4": (sweep("one", wd, widths[0]), sweep("one", wd, widths[-1]))}
+
+
+def margins_from_curves(curves_by_run: dict[str, dict[int, dict[float, float]]], cfg: dict,
+                        cost: float = MARGIN_LOSS_COST) -> dict[str, dict]:
+    """Each equivalence claim's margin by MARGIN_RULE from pilot curves {run: {seed: {eta0: loss}}}."""
+    from ..aggregate import margin_from_curvature, relative_curvature
+
+    out = {}
+    for claim, (a, b) in equivalence_networks(cfg).items():
+        ks = {f"{run.name} seed {seed}": relative_curvature(curve, minimize=True)
+              for run in (a, b) for seed, curve in curves_by_run[run.name].items()}
+        out[claim] = {**margin_from_curvature(ks, cost), "networks": [a.name, b.name]}
+    return out
+
+
+def pilot_curves(paths: list[str | Path], cfg: dict) -> dict[str, dict[int, dict[float, float]]]:
+    """The pilot's curves {run: {seed: {eta0: final training loss}}} from its metrics files."""
+    df = load_sweeps(paths)
+    return {run: curves(df, run) for run in sorted(df["run"].unique())}
+
+
+# ---------------------------------------------------------------- results (figure and claims jobs)
+
+
+def load_sweeps(paths: list[str | Path]) -> pd.DataFrame:
+    """One row per (run, seed, learning rate): the final training loss, capped at the chance loss (a
+    diverged run, or one that ends above it, learned nothing), and the test metrics."""
+    from ..aggregate import run_rows
+
+    def rows(m: dict) -> list[dict]:
+        spec = Sweep.parse(m["run"])
+        return [{"branch": spec.branch, "parameterization": BRANCHES[spec.branch], "depth": spec.depth,
+                 "width": spec.width, "lr": float(it["lr"]), "diverged": bool(it["diverged"]),
+                 "train_loss": CHANCE_LOSS if it["train_loss"] is None else min(float(it["train_loss"]),
+                                                                                CHANCE_LOSS),
+                 "test_accuracy": it.get("test_accuracy")} for it in m["items"]]
+
+    return run_rows(paths, rows)
+
+
+def curves(df: pd.DataFrame, run: str) -> dict[int, dict[float, float]]:
+    """{seed: {learning rate: final training loss}} of one run; KeyError when it is missing."""
+    sel = df[df["run"] == run]
+    if sel.empty:
+        raise KeyError(run)
+    out: dict[int, dict[float, float]] = {}
+    for r in sel.itertuples():
+        out.setdefault(int(r.seed), {})[float(r.lr)] = float(r.train_loss)
+    return out
+
+
+def optima(df: pd.DataFrame, run: str) -> dict[int, float | None]:
+    """Per seed: log10 of the loss-optimal learning rate, the vertex of a parabola through the best grid
+    point and its two neighbours (aggregate.interpolated_optimum); None at an end of the grid."""
+    from ..aggregate import interpolated_optimum
+
+    return {s: interpolated_optimum(c, minimize=True) for s, c in curves(df, run).items()}
+
+
+def grid_optima(df: pd.DataFrame, run: str) -> dict[int, float]:
+    """Per seed: log10 of the best learning rate of the grid (no interpolation)."""
+    from ..aggregate import best_on_grid
+
+    return {s: best_on_grid(c, minimize=True) for s, c in curves(df, run).items()}
+
+
+def shift(df: pd.DataFrame, a: Sweep, b: Sweep) -> tuple[dict[int, float], list[str]]:
+    """Per seed: log10 optimum of run b minus that of run a, over the seeds where both are located, and
+    the (run, seed) whose best learning rate sits at an end of the grid."""
+    oa, ob = optima(df, a.name), optima(df, b.name)
+    edges = [f"{r.name} seed {s}" for r, o in ((a, oa), (b, ob)) for s, v in o.items() if v is None]
+    both = [s for s in sorted(set(oa) & set(ob)) if oa[s] is not None and ob[s] is not None]
+    return {s: ob[s] - oa[s] for s in both}, edges
+
+
+def bounded_shift(df: pd.DataFrame, a: Sweep, b: Sweep) -> tuple[dict[int, float], list[str], list[str]]:
+    """Like `shift`, but where only b's best learning rate sits at an end of the grid (a's is located),
+    b's optimum lies at or beyond that end, away from a's: the end's log10 value gives a shift no larger
+    than the true one. Returns the shifts, the bounded (run, seed) and the (run, seed) not located."""
+    oa, ob, gb = optima(df, a.name), optima(df, b.name), grid_optima(df, b.name)
+    out, bounded, missing = {}, [], []
+    for s in sorted(set(oa) & set(ob)):
+        if oa[s] is None:
+            missing.append(f"{a.name} seed {s}")
+        elif ob[s] is None:
+            out[s] = gb[s] - oa[s]
+            bounded.append(f"{b.name} seed {s}")
+        else:
+            out[s] = ob[s] - oa[s]
+    return out, bounded, missing
+
+
+def settling(df: pd.DataFrame, runs: list[Sweep]) -> tuple[dict[int, float], list[float]]:
+    """Per seed: the mean over learning rates of |loss(L2) - loss(L1)| minus the same of the two deepest
+    networks (runs sorted by depth), over the learning rates at which every one of these runs trained in
+    every seed (ended below the chance loss); and those learning rates."""
+    import numpy as np
+
+    c = [curves(df, r.name) for r in runs]
+    seeds = sorted(set.intersection(*(set(x) for x in c)))
+    lrs = sorted(set.intersection(*(set(x[s]) for x in c for s in seeds)))
+    lrs = [lr for lr in lrs if all(x[s][lr] < CHANCE_LOSS for x in c for s in seeds)]
+    if not lrs:
+        return {}, []
+
+    def gap(i: int, j: int, s: int) -> float:
+        return float(np.mean([abs(c[j][s][lr] - c[i][s][lr]) for lr in lrs]))
+
+    k = len(runs) - 1
+    return {s: gap(0, 1, s) - gap(k - 1, k, s) for s in seeds}, lrs
+
+
+# ---------------------------------------------------------------- figures
+
+
+def _log2_axis(ax, values, label: str) -> None:
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel(label)
+    if len(values) <= 12:
+        ax.set_xticks(sorted(values), [f"{v:g}" for v in sorted(values)])
+
+
+def _loss_panels(df: pd.DataFrame, specs: list[Sweep], out: Path, scale: str, subset: bool, hue: str,
+                 title: str) -> pd.DataFrame:
+    from .. import plotting
+    from ..plotting import SEED_CI, sns
+
+    d = df[df["run"].isin([s.name for s in specs])].copy()
+    fig, axes = plotting.new_figure(len(BRANCHES), width=4.8)
+    top = d["train_loss"].max()
+    for ax, (branch, label) in zip(axes[0], BRANCHES.items(), strict=True):
+        sel = d[d["branch"] == branch]
+        sns.lineplot(sel, x="lr", y="train_loss", hue=hue, errorbar=SEED_CI, marker="o", ax=ax,
+                     palette="viridis", legend="full")
+        ax.axhline(CHANCE_LOSS, ls=":", c="grey", lw=0.8)
+        ax.set(title=label, ylabel="final training loss (capped at ln 10)", ylim=(None, top + 0.05))
+        _log2_axis(ax, sel["lr"].unique(), "base learning rate eta0")
+    plotting.save(fig, out, title, scale, subset)
+    return d
+
+
+def figure_loss_vs_lr_depth(df: pd.DataFrame, specs: list[Sweep], out: Path, scale: str,
+                            subset: bool = False) -> pd.DataFrame:
+    width = specs[0].width
+    return _loss_panels(df, specs, out, scale, subset, "depth",
+                        f"Training loss against learning rate, one curve per depth (width {width})")
+
+
+def figure_loss_vs_lr_width(df: pd.DataFrame, specs: list[Sweep], out: Path, scale: str,
+                            subset: bool = False) -> pd.DataFrame:
+    depth = specs[0].depth
+    return _loss_panels(df, specs, out, scale, subset, "width",
+                        f"Training loss against learning rate, one curve per width (depth {depth})")
+
+
+def figure_optimum_vs_depth(df: pd.DataFrame, specs: list[Sweep], out: Path, scale: str,
+                            subset: bool = False, cfg: dict | None = None) -> pd.DataFrame:
+    import pandas as pd
+
+    from .. import plotting
+    from ..plotting import sns
+    from ..stats import t_interval
+
+    rows = []
+    for spec in specs:
+        for seed, v in optima(df, spec.name).items():
+            rows.append({"run": spec.name, "seed": seed, "parameterization": BRANCHES[spec.branch],
+                         "depth": spec.depth, "log10_optimal_lr": v,
+                         "located": v is not None})
+    d = pd.DataFrame(rows)
+    summary = []
+    for (param, depth), g in d[d["located"]].groupby(["parameterization", "depth"]):
+        mean, lo, hi = t_interval(g["log10_optimal_lr"].astype(float).tolist(), 0.90)
+        summary.append({"parameterization": param, "depth": depth, "mean": mean, "ci_low": lo, "ci_high": hi})
+    # no optimum located at all (e.g. a preflight's two steps): the figure says so, with empty axes
+    s = pd.DataFrame(summary, columns=["parameterization", "depth", "mean", "ci_low", "ci_high"])
+    fig, axes = plotting.new_figure(1, width=5.6)
+    ax = axes[0, 0]
+    if d["located"].any():
+        sns.stripplot(d[d["located"]], x="depth", y="log10_optimal_lr", hue="parameterization", ax=ax,
+                      native_scale=True, log_scale=(2, False), dodge=False, alpha=0.45, legend=False)
+    else:
+        ax.text(0.5, 0.5, "no optimum located: every best learning rate at an end of the grid",
+                ha="center", va="center", transform=ax.transAxes, fontsize=8)
+    for i, (param, g) in enumerate(s.groupby("parameterization")):
+        g = g.sort_values("depth")
+        err = [g["mean"] - g["ci_low"].fillna(g["mean"]), g["ci_high"].fillna(g["mean"]) - g["mean"]]
+        ax.errorbar(g["depth"] * (1.04 if i else 0.96), g["mean"], yerr=err, marker="o", capsize=3,
+                    label=param)
+    lgs = sorted(math.log10(x) for x in df["lr"].unique())
+    for y in lgs:
+        ax.axhline(y, c="grey", lw=0.4, ls=":")
+    ref = s[(s["parameterization"] == BRANCHES["sqrtl"]) & (s["depth"] == s["depth"].min())] if len(s) else s
+    if cfg is not None and len(ref):  # DT-1's margin around the shallowest depth's mean optimum
+        y0, tol = float(ref["mean"].iloc[0]), cfg["margins"]["DT-1"]
+        ax.axhspan(y0 - tol, y0 + tol, color="grey", alpha=0.12, lw=0,
+                   label=f"DT-1 margin: +-{tol} decades around L={int(ref['depth'].iloc[0])}")
+    if len(s):
+        ax.legend(fontsize=8)
+    ax.set(ylabel="log10 optimal eta0 (parabola vertex)", ylim=(lgs[0] - 0.1, lgs[-1] + 0.1))
+    _log2_axis(ax, d["depth"].unique(), "depth L (residual blocks)")
+    plotting.save(fig, out, "Loss-optimal learning rate against depth (mean, 90% t-interval over seeds)",
+                  scale, subset)
+    return d.merge(s, on=["parameterization", "depth"], how="left")
+
+
+FIGURES = (
+    Figure("loss_vs_lr_depth", "Final training loss against the base learning rate eta0 (SGD), one curve per "
+           "depth, at the base width: muP with residual branches scaled by 1/sqrt(L) (left, the paper's "
+           "parameterization) and plain muP residuals (right). Diverged runs count as the chance loss ln 10 "
+           "(dotted). Bands: 90% t-interval over seeds.", figure_loss_vs_lr_depth, "sweeps"),
+    Figure("loss_vs_lr_width", "The same across widths at a fixed depth: muP transfers the learning rate "
+           "across width with or without the depth scaling. Bands: 90% t-interval over seeds.",
+           figure_loss_vs_lr_width, "sweeps"),
+    Figure("optimum_vs_depth", "log10 of the loss-optimal eta0 per seed (dots; the vertex of a parabola "
+           "through the best grid point and its two neighbours, dotted lines: the grid) and its mean with a "
+           "90% Student-t interval over seeds, against depth, for both parameterizations. Seeds whose best "
+           "eta0 is at an end of the grid are left out. Grey band: DT-1's margin (`margins`) around "
+           "the mean optimum of muP + 1/sqrt(L) at the shallowest depth.", figure_optimum_vs_depth, "sweeps",
+           takes_config=True),
+)
+
+
+# ---------------------------------------------------------------- claims
+
+SOURCE = "arXiv 2309.16620 (ICLR 2024)"
+WHERE = "Bordelon, Noci, Li, Hanin, Pehlevan, ICLR 2024 (arXiv 2309.16620), abstract"
+QUAL = "qualitative; the paper's figures were not available offline"
+MUP_WIDTH = Source("One such proposal uses $\u03bc$P parameterized networks, where the optimal "
+                   "hyperparameters for small width networks transfer to networks with arbitrarily large "
+                   "width.", WHERE,
+                   background="the sentence reports earlier work (muP's width transfer, Yang et al.) that "
+                   "the paper builds on; it is not a finding of this paper")
+NO_DEPTH = Source("However, in this scheme, hyperparameters do not transfer across depths.", WHERE)
+TRANSFER = Source(
+    "We provide experiments demonstrating that residual architectures including convolutional ResNets and "
+    "Vision Transformers trained with this parameterization exhibit transfer of optimal hyperparameters "
+    "across width and depth on CIFAR-10 and ImageNet.", WHERE)
+LIMIT = Source(
+    "Using recent developments in the dynamical mean field theory (DMFT) description of neural network "
+    "learning dynamics, we show that this parameterization of ResNets admits a well-defined feature learning "
+    "joint infinite-width and infinite-depth limit and show convergence of finite-size network dynamics "
+    "towards this limit.", WHERE)
+
+
+def _equivalence(label: str, d: dict[int, float], tol: float, edges: list[str]) -> list[Part]:
+    parts = [Part(f"{label} < +{tol} decades", d, tol, direction="below"),
+             Part(f"{label} > -{tol} decades", d, -tol, direction="above")]
+    if edges:
+        for part in parts:
+            part.no_evidence = ("a best learning rate sits at an end of the grid, so its optimum is not "
+                                "located: " + ", ".join(edges))
+    return parts
+
+
+def claims(runs: dict[str, list[Sweep]], cfg: dict) -> list[Claim]:
+    """DT-1..DT-6 for the runs of this configuration; results = {"sweeps": load_sweeps(...)}."""
+    by_depth = {(s.branch, s.depth): s for s in runs["loss_vs_lr_depth"]}
+    by_width = {(s.branch, s.width): s for s in runs["loss_vs_lr_width"]}
+    depths, widths = sorted(cfg["depths"]), sorted(cfg["width_sweep"]["widths"])
+    lo, hi, n_lo, n_hi = depths[0], depths[-1], widths[0], widths[-1]
+    margins, step = cfg["margins"], min(grid_steps(cfg["lrs"]))
+    wd = cfg["width_sweep"]["depth"]
+    model = {"mlp": "residual MLP", "rescnn": "residual CNN"}[cfg["model"]]
+    where = (f"; setting: {model} on CIFAR-10 ({cfg['n_train']} training images), SGD for {cfg['steps']} "
+             f"steps at batch {cfg['batch_size']}, muP with base width {cfg['base_width']}, eta0 grid "
+             f"{min(cfg['lrs']):g}..{max(cfg['lrs']):g} in steps of {step:.2f} decades")
+    def equiv_rule(claim: str) -> str:
+        return (f"equivalence: both one-sided parts within +-{margins[claim]} decades (`margins`: the shift "
+                f"that costs {MARGIN_LOSS_COST:.0%} of the optimal loss at the curvature measured in a pilot "
+                f"on seeds the verdicts do not use, below the grid step {step:.2f}), every optimum inside "
+                "the grid")
+
+    def transfer(a: Sweep, b: Sweep, label: str, claim: str):
+        def measure(r: dict) -> list[Part]:
+            d, edges = shift(r["sweeps"], a, b)
+            return _equivalence(label, d, margins[claim], edges)
+        return measure
+
+    def dt2(r: dict) -> list[Part]:
+        df = r["sweeps"]
+        plain, bounded, missing = bounded_shift(df, by_depth[("one", lo)], by_depth[("one", hi)])
+        scaled, edges = shift(df, by_depth[("sqrtl", lo)], by_depth[("sqrtl", hi)])
+        seeds = sorted(set(plain) & set(scaled))
+        label = (f"|shift of log10 optimal eta0 from L={lo} to L={hi}|: plain muP minus muP + 1/sqrt(L)"
+                 + (f" [plain muP's optimum beyond the grid's end, its end used (a smaller shift): "
+                    f"{', '.join(bounded)}]" if bounded else ""))
+        part = Part(label, {s: abs(plain[s]) - abs(scaled[s]) for s in seeds}, 0.0)
+        if missing or edges:
+            part.no_evidence = ("an optimum that the contrast needs is not located (best learning rate at an "
+                                "end of the grid): " + ", ".join(missing + edges))
+        return [part]
+
+    def dt5(r: dict) -> list[Part]:
+        plain, bounded, missing = bounded_shift(r["sweeps"], by_depth[("one", lo)], by_depth[("one", hi)])
+        part = Part(f"plain muP: log10 optimal eta0 at L={hi} minus at L={lo}"
+                    + (f" [beyond the grid's end, its end used: {', '.join(bounded)}]" if bounded else ""),
+                    plain, 0.0, direction="below")
+        if missing:
+            part.no_evidence = "the shallow network's optimum is not located: " + ", ".join(missing)
+        return [part]
+
+    def dt6(r: dict) -> list[Part]:
+        runs6 = [by_depth[("sqrtl", d)] for d in depths]
+        d, lrs = settling(r["sweeps"], runs6)
+        part = Part(f"muP + 1/sqrt(L): mean |loss(L={depths[1]}) - loss(L={lo})| minus mean "
+                    f"|loss(L={hi}) - loss(L={depths[-2]})| over the eta0 every run trained at "
+                    f"({', '.join(f'{x:g}' for x in lrs)})", d, 0.0)
+        if not d:
+            part.no_evidence = "no learning rate at which every depth trained in every seed"
+        return [part]
+
+    def too_few_depths(c: dict) -> str:
+        return "" if len(c["depths"]) >= 3 else f"needs 3 or more depths (depths: {c['depths']})"
+
+    sq = "muP + 1/sqrt(L)"
+    return [
+        Claim("DT-1", "With residual branches scaled by 1/sqrt(L) and muP, the loss-optimal learning rate "
+              "stays the same across depths.", "optimum transfers across depth (" + QUAL + ")",
+              SOURCE + ", abstract",
+              f"per seed: log10 optimal eta0 (vertex of a parabola through the best grid point and its "
+              f"neighbours) at L={hi} minus at L={lo}, {sq}, width {cfg['base_width']}" + where,
+              equiv_rule("DT-1"), transfer(by_depth[("sqrtl", lo)], by_depth[("sqrtl", hi)],
+                                           f"{sq}: log10 optimal eta0, L={hi} minus L={lo}", "DT-1"),
+              source=TRANSFER, uses=("depths", "margins"),
+              figures=("loss_vs_lr_depth", "optimum_vs_depth")),
+        Claim("DT-2", "Without the depth scaling (plain muP residuals), the optimal learning rate does not "
+              "transfer across depths: it moves more with depth than with the 1/sqrt(L) branches.",
+              "optimum shifts with depth under muP (" + QUAL + ")", SOURCE + ", abstract",
+              f"per seed, same initial weights and batches: |shift of log10 optimal eta0 from L={lo} to "
+              f"L={hi}| under plain muP minus the same under {sq} (width {cfg['base_width']})" + where,
+              "CI > 0 (a negative control: not replicated when the scaled optimum moves more)", dt2,
+              source=NO_DEPTH, uses=("depths",),
+              caveat="the contrast needs no direction of the shift; DT-5 tests the direction",
+              figures=("loss_vs_lr_depth", "optimum_vs_depth")),
+        Claim("DT-3", "With residual branches scaled by 1/sqrt(L) and muP, the loss-optimal learning rate "
+              "stays the same across widths.", "optimum transfers across width (" + QUAL + ")",
+              SOURCE + ", abstract",
+              f"per seed: log10 optimal eta0 at width {n_hi} minus at width {n_lo}, {sq}, depth {wd}" + where,
+              equiv_rule("DT-3"), transfer(by_width[("sqrtl", n_lo)], by_width[("sqrtl", n_hi)],
+                                           f"{sq}: log10 optimal eta0, N={n_hi} minus N={n_lo}", "DT-3"),
+              source=TRANSFER, uses=("width_sweep", "margins"),
+              figures=("loss_vs_lr_width",)),
+        Claim("DT-4", "Under plain muP (no depth scaling) the loss-optimal learning rate stays the same "
+              "across widths.", "muP transfers across width (" + QUAL + ")", SOURCE + ", abstract",
+              f"per seed: log10 optimal eta0 at width {n_hi} minus at width {n_lo}, plain muP, depth {wd}"
+              + where, equiv_rule("DT-4"),
+              transfer(by_width[("one", n_lo)], by_width[("one", n_hi)],
+                       f"plain muP: log10 optimal eta0, N={n_hi} minus N={n_lo}", "DT-4"),
+              source=MUP_WIDTH, uses=("width_sweep", "margins"),
+              figures=("loss_vs_lr_width",)),
+        Claim("DT-5", "Without the depth scaling, the optimal learning rate moves down as depth grows.",
+              "direction of the shift (" + QUAL + ")", SOURCE + ", abstract",
+              f"per seed: log10 optimal eta0 at L={hi} minus at L={lo}, plain muP, width {cfg['base_width']}"
+              + where, "CI < 0", dt5, source=NO_DEPTH, kind="hypothesis",
+              reading="the direction: the abstract says only that the optimum does not transfer; ours "
+              "follows from the forward signal of unscaled residual branches growing with depth",
+              uses=("depths",),
+              figures=("optimum_vs_depth",)),
+        Claim("DT-6", "With the 1/sqrt(L) branches, the training loss at a fixed learning rate settles as "
+              "depth grows: deeper networks differ less from each other.",
+              "convergence of finite-size dynamics to the joint limit (" + QUAL + ")", SOURCE + ", abstract",
+              f"per seed, {sq}: mean over eta0 of |loss(L={depths[1]}) - loss(L={lo})| minus mean "
+              f"|loss(L={hi}) - loss(L={depths[-2] if len(depths) > 2 else lo})|, over the eta0 at which "
+              "every depth trained in every seed" + where, "CI > 0", dt6, source=LIMIT, kind="hypothesis",
+              reading="the final training loss after a fixed budget as the observable of the dynamics, and "
+              "depths doubling at a finite width as the approach to the limit: the abstract's convergence is "
+              "of the DMFT dynamics", uses=("depths",), not_measurable=too_few_depths,
+              figures=("loss_vs_lr_depth",)),
+    ]
+
+
+# ---------------------------------------------------------------- the declaration
+
+SPEC = Paper(
+    RUNS, prefix="dt", arxiv="2309.16620", figures=FIGURES,
+    load_results=lambda files: {"sweeps": load_sweeps(files["metrics"])}, claims=claims, cost=cost,
+    title="Depthwise Hyperparameter Transfer in Residual Networks: Dynamics and Scaling Limit (Bordelon, "
+    "Noci, Li, Hanin, Pehlevan, ICLR 2024)",
+    dataset=lambda cfg, figure: DATASET,
+    departures=(
+        Departure("model", "a residual CNN with one 3x3 convolution per residual branch, no normalization "
+                  "layers, average pooling after each third of the blocks (models/scaled.py)",
+                  "convolutional ResNets and Vision Transformers (their blocks were not available offline)",
+                  "the abstract names the architectures but not their blocks; no ViT and no ImageNet here"),
+        Departure("data", "CIFAR-10 only", "CIFAR-10 and ImageNet",
+                  "ImageNet is not available offline and beyond a CPU budget"),
+    ),
+    unverified=("base_width", "gamma0", "lrs", "steps", "batch_size", "momentum", "n_train", "n_eval",
+                "n_test", "depths", "width_sweep"),
+    figure_only=(),
+    retrain_free_edit=("margins", {"DT-1": 0.123, "DT-3": 0.1, "DT-4": 0.1}))
