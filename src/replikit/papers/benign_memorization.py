@@ -67,8 +67,12 @@ TRAINING_KEYS = ("dataset", "n_train", "subset_seed", "probe_fit_size", "probe_k
 
 
 def training_config(cfg: dict) -> dict:
-    """The part of the paper's config that defines a training run."""
-    return {k: cfg[k] for k in TRAINING_KEYS}
+    """The part of the paper's config that defines a training run (`n_test` only where it is set, so
+    that runs made before the key existed keep their parameters)."""
+    out = {k: cfg[k] for k in TRAINING_KEYS}
+    if cfg.get("n_test") is not None:
+        out["n_test"] = cfg["n_test"]
+    return out
 
 
 def _k(v: int | str) -> int | None:
@@ -130,7 +134,9 @@ class Run:
         self.x = data["x_train"][idx].to(device)  # uint8, converted per batch
         self.y = random_labels(data["y_train"][idx], spec.noise, self.num_classes, seed).to(device)
         self.x_fit, self.y_fit = data["x_train"][fit], data["y_train"][fit]
-        self.x_test, self.y_test = data["x_test"], data["y_test"]
+        require_count("benign_memorization.n_test", cfg.get("n_test"), data["y_test"].numel(), "test images")
+        test = select_subset(data["y_test"].numel(), cfg.get("n_test"), cfg["subset_seed"] + 2)
+        self.x_test, self.y_test = data["x_test"][test], data["y_test"][test]
         self.augment_spec = aug.PRESETS[spec.augmentation]
         self.aug_seed = derive_seed(seed, "augment")
         self.generator = seed_everything(seed)
@@ -259,7 +265,8 @@ def random_label_agreement(feats: torch.Tensor, labels: torch.Tensor, k: int) ->
 def config_errors(c: dict) -> list[str]:
     """Sizes the dataset cannot provide."""
     return (size_errors("benign_memorization.n_train", c["n_train"], c["dataset"], "train")
-            + size_errors("benign_memorization.probe_fit_size", c["probe_fit_size"], c["dataset"], "train"))
+            + size_errors("benign_memorization.probe_fit_size", c["probe_fit_size"], c["dataset"], "train")
+            + size_errors("benign_memorization.n_test", c.get("n_test"), c["dataset"], "test"))
 
 
 # ---------------------------------------------------------------- jobs (see papers.interface)
