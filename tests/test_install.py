@@ -4,6 +4,7 @@ the papers are found from the Snakefile's folder, and jobs import the installed 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 
@@ -15,9 +16,12 @@ from tests.test_workflow import overlay
 
 @pytest.mark.slow
 def test_a_non_editable_install_dry_runs_the_smoke_scale_and_runs_a_job(tmp_path):
-    site = tmp_path / "site"
+    site, source = tmp_path / "site", tmp_path / "source"  # built from a copy: no build/ in the checkout
+    shutil.copytree(ROOT / "src", source / "src", ignore=shutil.ignore_patterns("*.egg-info", "__pycache__"))
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(ROOT / name, source / name)
     pip = [sys.executable, "-m", "pip", "install", "-q", "--no-deps",
-           "--target", str(site), str(ROOT)]
+           "--target", str(site), str(source)]
     subprocess.run(pip, check=True, capture_output=True, timeout=300)
     env = {**os.environ, "PYTHONPATH": str(site)}  # ahead of the editable install of the checkout
     run = tmp_path / "run"
