@@ -11,7 +11,7 @@ from pathlib import Path
 from . import paper_names
 from .interface import get
 
-ROOT = Path(__file__).resolve().parents[3]
+PACKAGE = Path(__file__).resolve().parents[1]  # the replikit package folder
 FIXED = (  # the workflow's own rules: name, file, what it runs
     ("prepare_dataset", "workflow/rules/data.smk",
      "`replikit.data.prepare` (workflow/scripts/prepare_dataset.py)"),
@@ -24,13 +24,10 @@ FIXED = (  # the workflow's own rules: name, file, what it runs
 
 
 def _where(func) -> str:
-    """`path/to/module.py`: `function` of a callable, the path relative to the checkout."""
-    path = Path(inspect.getsourcefile(func)).resolve()
-    try:
-        path = path.relative_to(ROOT)
-    except ValueError:
-        path = Path("src/replikit") / path.relative_to(path.parents[2])
-    return f"`{path}`: `{func.__qualname__}`"
+    """`src/replikit/.../module.py`: `function` of a callable, the path as the checkout names it
+    (also from an installed copy, whose package folder is not under src/)."""
+    path = Path(inspect.getsourcefile(func)).resolve().relative_to(PACKAGE.parent)
+    return f"`src/{path}`: `{func.__qualname__}`"
 
 
 def index() -> str:
@@ -44,7 +41,7 @@ def index() -> str:
     lines += [f"| `{name}` | `{where}` | {what} |" for name, where, what in FIXED]
     for name in paper_names():
         paper = get(name)
-        declared = f"`src/replikit/papers/{paper.claims.__module__.rsplit('.', 1)[-1]}.py`: `SPEC`"
+        declared = f"{_where(paper.claims).rsplit(': ', 1)[0]}: `SPEC`"  # SPEC sits beside its claims
         for stage in paper.stages:
             lines.append(f"| `{paper.prefix}_{stage.name}` | {declared} (stage `{stage.name}`) | "
                          f"{_where(stage.run)} |")
