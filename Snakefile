@@ -13,10 +13,10 @@ from replikit.papers import use_workflow
 
 use_workflow(workflow.basedir)
 
-from replikit.config import check_tree_scale, read_yaml, share_prepared_data, validate_config
-from replikit.device import check_available
-from replikit.jobs import time_limit_hints
-from replikit.papers.interface import config_errors
+from replikit.core.config import check_tree_scale, read_yaml, share_prepared_data, validate_config
+from replikit.core.device import check_available
+from replikit.core.jobs import time_limit_hints
+from replikit.papers.registry import config_errors
 
 min_version("9.0")
 

@@ -123,8 +123,8 @@ def claim_ids(results: Path) -> list[str]:
 
 def first_screen_lines(paper: dict) -> list[str]:
     """What a paper puts on the report's first screen: its title and its line of verdict counts
-    (`replikit.report.paper_lines`), and the sentence on the scale that ran."""
-    from replikit.report import SCALE_TEXT, paper_lines
+    (`replikit.reporting.report.paper_lines`), and the sentence on the scale that ran."""
+    from replikit.reporting.report import SCALE_TEXT, paper_lines
 
     (line,) = paper_lines([paper])
     scale = [SCALE_TEXT[paper["scale"]]] if paper["scale"] in SCALE_TEXT else []

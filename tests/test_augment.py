@@ -1,6 +1,6 @@
 import torch
 
-from replikit import augment as aug
+from replikit.data import augment as aug
 
 
 def _batch(n: int = 8) -> torch.Tensor:

@@ -2,10 +2,10 @@ import pandas as pd
 import pytest
 import torch
 
-from replikit.aggregate import final_rows
 from replikit.papers import benign_memorization as bm
 from replikit.papers import benign_memorization_analysis as an
 from replikit.papers.benign_memorization import RunSpec
+from replikit.scoring.aggregate import final_rows
 
 # run names: 100% random labels, full augmentation with fresh views (the main run), no augmentation,
 # K=1 fixed view, K=8 views each with its own label; 0% random labels with full augmentation
@@ -103,7 +103,7 @@ def test_claims_from_synthetic_results():
             rows.append({"run": run, "seed": seed, "epoch": 10, "probe_acc": probe + 0.01 * seed,
                          "train_acc_clean": acc, "train_acc_views": acc})
     hist = pd.DataFrame(rows)
-    from replikit.claims import evaluate
+    from replikit.scoring.claims import evaluate
 
     layers = pd.DataFrame([{"run": MAIN, "seed": s, "stage": st, "probe_acc": p,
                             "random_label_knn": r}
@@ -128,7 +128,7 @@ def test_early_layers_unaffected_by_label_noise_claim():
                            for s in range(5) for d, (st, accs) in enumerate(drops.items())
                            for i, run in enumerate((CLEAN, MAIN))])
     claim = next(c for c in an.claims(bm.experiment_runs(cfg), "full") if c.id == "BM-6")
-    from replikit.claims import evaluate
+    from replikit.scoring.claims import evaluate
 
     row = evaluate([claim], {"layers": layers}, cfg=cfg)[0]  # (0% noise, 100%) per stage
     assert row["verdict"] == "replicated"
@@ -144,7 +144,7 @@ def test_early_layers_unaffected_by_label_noise_claim():
 
 
 def test_training_config_leaves_out_experiment_lists(root):
-    from replikit.config import load_config
+    from replikit.core.config import load_config
 
     cfg = load_config(root / "config/smoke.yaml", root / "workflow/schemas/config.schema.yaml")
     train = bm.training_config(cfg["benign_memorization"])

@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 import yaml
 
-from replikit.claims import Part, combine, difference
-from replikit.config import load_config
-from replikit.stats import min_seeds_for
+from replikit.core.config import load_config
+from replikit.scoring.claims import Part, combine, difference
+from replikit.scoring.stats import min_seeds_for
 
 DRAWS = 2000
 LEVEL = 0.90

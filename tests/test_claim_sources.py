@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from replikit.config import load_config
-from replikit.papers import interface
+from replikit.core.config import load_config
+from replikit.papers import registry
 from tests.conftest import ROOT
 
 PAPERS_DIR = (ROOT.parent / "shared" / "papers").resolve()
@@ -24,12 +24,12 @@ def abstracts() -> str:
     return _squash(" ".join(f.read_text(encoding="utf-8", errors="replace") for f in files))
 
 
-@pytest.mark.parametrize("name", sorted(interface.registry()))
+@pytest.mark.parametrize("name", sorted(registry.registry()))
 @pytest.mark.parametrize("scale", ["smoke", "paper"])
 def test_every_claim_quotes_a_sentence_of_its_paper(abstracts, name, scale):
     cfg = load_config(ROOT / f"config/{'config' if scale == 'default' else scale}.yaml",
                       ROOT / "workflow/schemas/config.schema.yaml")[name]
-    spec = interface.get(name)
+    spec = registry.get(name)
     for claim in spec.claims(spec.experiments(cfg), cfg):
         quote = _squash(claim.source.quote)
         assert quote in abstracts, f"{claim.id}: quote not found verbatim in ../shared/papers: {quote[:80]}"
@@ -45,7 +45,7 @@ def test_the_corrected_directions_are_declared():
     cfg = load_config(ROOT / "config/smoke.yaml", ROOT / "workflow/schemas/config.schema.yaml")
 
     def claims(name: str) -> dict:
-        spec = interface.get(name)
+        spec = registry.get(name)
         return {c.id: c for c in spec.claims(spec.experiments(cfg[name]), cfg[name])}
 
     cpe7 = claims("cold_posterior")["CPE-7"]
@@ -61,7 +61,7 @@ def test_sentences_of_earlier_work_or_definitions_are_background_and_cpe4_says_w
     cfg = load_config(ROOT / "config/smoke.yaml", ROOT / "workflow/schemas/config.schema.yaml")
     rows = {}
     for name in ("cold_posterior", "rank_collapse", "depthwise_transfer"):
-        spec = interface.get(name)
+        spec = registry.get(name)
         rows |= {c.id: c for c in spec.claims(spec.experiments(cfg[name]), cfg[name])}
     background = {i for i, c in rows.items() if c.source.background}
     assert background == {"RC-1", "DT-4", "CPE-1", "CPE-2"}

@@ -1,6 +1,6 @@
 import pytest
 
-from replikit.claims import (
+from replikit.scoring.claims import (
     Claim,
     MissingResult,
     Part,
@@ -175,7 +175,7 @@ def test_a_method_that_never_learned_is_said_not_judged():
 
 
 def test_rows_are_strict_json_also_with_one_seed_or_no_statistic(tmp_path):
-    from replikit.io import read_json, write_json
+    from replikit.core.io import read_json, write_json
 
     def measure(_):
         empty = Part("nothing left", {}, 0.0)

@@ -11,13 +11,13 @@ import pandas as pd
 import pytest
 import torch
 
-from replikit.claims import MissingResult, evaluate
+from replikit.core.training import DivergenceError, train_loop
+from replikit.methods.posterior import Ensemble, expected_calibration_error, predictive_metrics
+from replikit.methods.samplers import SGMCMC, Schedule
 from replikit.models.invariant import Canonicalize, GroupAverage, d4, d4_batch
 from replikit.papers import cold_posterior as cp
 from replikit.papers import cold_posterior_analysis as an
-from replikit.posterior import Ensemble, expected_calibration_error, predictive_metrics
-from replikit.samplers import SGMCMC, Schedule
-from replikit.training import DivergenceError, train_loop
+from replikit.scoring.claims import MissingResult, evaluate
 
 # ---------------------------------------------------------------- sampler vs closed form
 

@@ -1,7 +1,7 @@
 import pytest
 import yaml
 
-from replikit.config import ConfigError, load_config, validate_config
+from replikit.core.config import ConfigError, load_config, validate_config
 
 SCHEMA = "workflow/schemas/config.schema.yaml"
 
@@ -44,7 +44,7 @@ def test_paper_yaml_follows_the_official_settings(root):
 def test_a_papers_preflight_block_cuts_its_paper_block_key_by_key(root, tmp_path):
     """scale: preflight = the paper's `paper:` block, its own `preflight:` cuts over it, then the
     config's keys; a paper with no block for a scale is named with the blocks it has."""
-    from replikit.config import with_paper_settings
+    from replikit.core.config import with_paper_settings
 
     (tmp_path / "workflow/schemas").mkdir(parents=True)
     (tmp_path / "config/papers").mkdir(parents=True)
@@ -64,7 +64,7 @@ def test_a_papers_preflight_block_cuts_its_paper_block_key_by_key(root, tmp_path
 def test_a_key_repeated_in_a_config_file_is_an_error_naming_its_line(tmp_path):
     """Plain YAML keeps the last of two equal keys silently: a second, edited copy of a block would hide
     the first one."""
-    from replikit.config import read_yaml
+    from replikit.core.config import read_yaml
 
     path = tmp_path / "twice.yaml"
     path.write_text("smoke:\n  steps: 10\ndefault:\n  steps: 20\nsmoke:\n  steps: 30\n")
@@ -73,7 +73,7 @@ def test_a_key_repeated_in_a_config_file_is_an_error_naming_its_line(tmp_path):
 
 
 def test_a_scale_tree_links_the_base_trees_prepared_data(tmp_path):
-    from replikit.config import share_prepared_data
+    from replikit.core.config import share_prepared_data
 
     tree = tmp_path / "scales/smoke"
     tree.mkdir(parents=True)

@@ -6,13 +6,13 @@ import pandas as pd
 import pytest
 import torch
 
-from replikit.claims import MissingResult, evaluate
+from replikit.core.training import DivergenceError
+from replikit.data.tasks import streams
 from replikit.models.scaled import ScaledMLP, ScaledResCNN, Scaling, build_scaled
 from replikit.papers import continual_learning as cl
 from replikit.papers import continual_learning_analysis as an
 from replikit.papers.continual_learning import RunSpec
-from replikit.tasks import streams
-from replikit.training import DivergenceError
+from replikit.scoring.claims import MissingResult, evaluate
 
 CFG = {"n_tasks": 2, "n_train": None, "n_test": None, "epochs": 2, "batch_size": 32, "lr": 1.0,
        "base_width": 64, "depth": 0, "pmnist_head": "per_task", "eval_batch": 64}
@@ -378,7 +378,7 @@ def test_optimal_gamma_and_grid_step():
 
 
 def test_training_config_is_run_specific(root):
-    from replikit.config import load_config
+    from replikit.core.config import load_config
 
     cfg = load_config(root / "config/smoke.yaml", root / "workflow/schemas/config.schema.yaml")
     c = cfg["continual_learning"]

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from replikit import data
+from replikit.data import prepare as data
 from tests.conftest import SHARED
 
 
@@ -72,8 +72,8 @@ def test_save_and_load_check_the_manifest(tmp_path):
 def test_a_declared_dataset_is_prepared_like_the_built_in_ones(tmp_path, monkeypatch):
     """A paper's own dataset (here: MNIST's files under another name) goes through the same
     sources, checksums, copy-outside-shared and error messages as MNIST."""
-    from replikit import datasets
-    from replikit.config import size_errors
+    from replikit.data import datasets
+    from replikit.data.datasets import size_errors
 
     monkeypatch.setattr(datasets, "_REGISTRY", dict(datasets._REGISTRY))
     digits = datasets.register(datasets.Dataset("digits", "Digits", (60000, 10000),

@@ -13,12 +13,12 @@ import pandas as pd
 import pytest
 import torch
 
-from replikit.claims import evaluate
-from replikit.config import ConfigError, load_config
-from replikit.io import file_digest, read_json
+from replikit.core.config import ConfigError, load_config
+from replikit.core.io import file_digest, read_json
 from replikit.papers import depthwise_transfer as dt
 from replikit.papers import depthwise_transfer_analysis as dta
-from replikit.papers import interface
+from replikit.papers import interface, registry
+from replikit.scoring.claims import evaluate
 from tests.conftest import ROOT
 
 SCHEMA = ROOT / "workflow/schemas/config.schema.yaml"
@@ -44,7 +44,7 @@ def _claims(cfg: dict) -> dict:
 
 @pytest.mark.parametrize("scale", sorted(SCALES))
 def test_run_names_round_trip_and_match_the_pattern(scale):
-    runs = interface.get("depthwise_transfer").runs_of(SCALES[scale])
+    runs = registry.get("depthwise_transfer").runs_of(SCALES[scale])
     assert runs
     for name in runs:
         assert re.fullmatch(dt.Sweep.pattern(), name) and dt.Sweep.parse(name).name == name
@@ -94,7 +94,7 @@ def test_a_margin_as_wide_as_a_grid_step_is_a_config_error(smoke):
     assert len(errors) == 1 and "margins.DT-3" in errors[0] and "grid step" in errors[0]
     with pytest.raises(ConfigError, match="depthwise_transfer.margins.DT-1"):
         load_config(_override(smoke, margins={**smoke["margins"], "DT-1": 0.5}), SCHEMA,
-                    lambda c: interface.config_errors(c))
+                    lambda c: registry.config_errors(c))
     assert "n_eval" in " ".join(dt.config_errors({**smoke, "n_eval": smoke["n_train"] + 1}))
 
 
@@ -248,7 +248,7 @@ def _curves(df: pd.DataFrame) -> dict:
 
 
 def test_a_curve_with_its_best_rate_at_an_end_of_the_grid_has_no_curvature():
-    from replikit.aggregate import relative_curvature
+    from replikit.scoring.aggregate import relative_curvature
 
     assert relative_curvature({1.0: 0.5, 2.0: 0.6, 4.0: 0.7}, minimize=True) is None
     k = relative_curvature({1.0: 0.7, 2.0: 0.5, 4.0: 0.7}, minimize=True)

@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from replikit.device import choose_device, set_threads
+from replikit.core.device import choose_device, set_threads
 
 
 def test_device_choice():

@@ -1,4 +1,4 @@
-"""replikit.device_check at smoke size on the CPU: the plan's predictions written, the plan's own
+"""replikit.tools.device_check at smoke size on the CPU: the plan's predictions written, the plan's own
 steps timed, and one latent-lookahead arm trained with its evaluations logged up to a deadline."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from replikit import device_check as dc
+from replikit.tools import device_check as dc
 
 
 @pytest.fixture(scope="module")

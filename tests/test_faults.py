@@ -16,14 +16,15 @@ import pytest
 import torch
 import yaml
 
-from replikit import data, io
-from replikit.config import ConfigError, read_yaml, validate_config
-from replikit.datasets import MNIST
-from replikit.device import DeviceError
-from replikit.jobs import JobLockedError, job, lock_path, time_limit_hints
+from replikit.core import io
+from replikit.core.config import ConfigError, read_yaml, validate_config
+from replikit.core.device import DeviceError
+from replikit.core.jobs import JobLockedError, job, lock_path, time_limit_hints
+from replikit.core.training import load_checkpoint
+from replikit.data import prepare as data
+from replikit.data.datasets import MNIST
 from replikit.papers.benign_memorization import Run, RunSpec
-from replikit.papers.interface import config_errors
-from replikit.training import load_checkpoint
+from replikit.papers.registry import config_errors
 from tests.conftest import ROOT, SHARED
 
 SCHEMA = ROOT / "workflow/schemas/config.schema.yaml"
@@ -217,8 +218,8 @@ def test_config_values_from_the_command_line_and_yaml_errors(tmp_path):
     with pytest.raises(ConfigError) as err:
         read_yaml(broken)
     assert str(err.value) == f"{broken}: invalid YAML at line 3, column 8: expected ',' or ']', but got ':'"
-    res = subprocess.run([sys.executable, "-m", "replikit.config_check", str(broken)], capture_output=True,
-                         text=True, timeout=60)
+    res = subprocess.run([sys.executable, "-m", "replikit.tools.config_check", str(broken)],
+                         capture_output=True, text=True, timeout=60)
     assert res.returncode == 1 and "invalid YAML at line 3" in res.stderr
 
 
@@ -261,7 +262,7 @@ def test_a_job_that_a_live_process_runs_is_refused(tmp_path):
     log, out = tmp_path / "train.log", tmp_path / "metrics.json"
     holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
         import time, types
-        from replikit.jobs import job
+        from replikit.core.jobs import job
         sm = types.SimpleNamespace(log=[{str(log)!r}], output=[{str(out)!r}], rule="bm_train", threads=1,
                                    config={{"device": "cpu"}})
         with job(sm):

@@ -1,9 +1,9 @@
 import pytest
 
-from replikit.claims import claim_fidelity
-from replikit.config import load_config
-from replikit.fidelity import claim_deviations, describe, deviations, flatten, paper_settings
-from replikit.papers import interface
+from replikit.core.config import load_config
+from replikit.papers import registry
+from replikit.scoring.claims import claim_fidelity
+from replikit.scoring.fidelity import claim_deviations, describe, deviations, flatten, paper_settings
 
 
 def _cfg(root, name: str) -> dict:
@@ -46,7 +46,7 @@ def test_a_claim_sees_shared_deviations_and_its_own_experiments_only():
 def test_evaluation_cadence_is_compared_and_figure_only_settings_are_not():
     """RC-5 averages the held-out loss over evaluations, so `eval_every` is a setting; rank collapse's
     `extra_norms` only adds figure curves, which the paper declares figure-only."""
-    rc = interface.get("rank_collapse")
+    rc = registry.get("rank_collapse")
     ours = {"training": {"eval_every": 25}, "extra_norms": []}
     paper = {"training": {"eval_every": 100}, "extra_norms": ["pre"]}
     keys = [d["key"] for d in deviations(ours, paper, figure_only=rc.figure_only)]
@@ -57,7 +57,7 @@ def _paper_fidelity(root, name: str) -> dict[str, str]:
     """Each claim's fidelity label when this paper's settings are config/paper.yaml itself: the
     production path of the claims job (judge -> claim_fidelity) without training anything."""
     paper_cfg = _cfg(root, "paper.yaml")
-    spec = interface.get(name)
+    spec = registry.get(name)
     settings = paper_settings(paper_cfg, name, spec.departures, spec.unverified, spec.figure_only)
     cfg = settings["cfg"]
     devs = deviations(cfg, settings["cfg"], settings["seeds"], settings["seeds"], False, spec.figure_only)
@@ -67,9 +67,9 @@ def _paper_fidelity(root, name: str) -> dict[str, str]:
     return {c.id: claim_fidelity(c, keys, devs, settings["unverified"])[0] for c in claims}
 
 
-@pytest.mark.parametrize("name", sorted(interface.registry()))
+@pytest.mark.parametrize("name", sorted(registry.registry()))
 def test_no_paper_scale_row_is_faithful_where_its_paper_declares_a_departure(root, name):
-    spec = interface.get(name)
+    spec = registry.get(name)
     labels = _paper_fidelity(root, name)
     paper_cfg = _cfg(root, "paper.yaml")[name]
     claims = spec.claims(spec.experiments(paper_cfg), paper_cfg)

@@ -19,8 +19,8 @@ import matplotlib
 import numpy as np
 import pytest
 
-from replikit import plotting
-from replikit.papers.interface import get
+from replikit.papers.registry import get
+from replikit.reporting import plotting
 from tests.figure_audit.store import STORE, figure_files, smoke_config
 
 matplotlib.use("Agg")
@@ -201,7 +201,7 @@ def test_the_audit_fails_the_old_temperature_sweep(tmp_path, monkeypatch):
 
 def test_the_banner_says_the_seeds_drawn_and_the_images_the_runs_used():
     """Item 4: the subset banner states the images actually used, and every figure its seeds."""
-    from replikit.papers.interface import images_used
+    from replikit.papers.glue import images_used
 
     assert images_used({"n_train": 256, "n_test": 500}) == "256 training / 500 test images"
     assert images_used({"n_train": 1000, "n_test": 1000, "n_tasks": 3}) == \

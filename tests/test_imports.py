@@ -92,5 +92,40 @@ def test_the_cycle_finder_finds_a_cycle_hidden_in_a_function():
 
 
 def test_the_configuration_library_imports_no_paper():
-    assert not {m for m in imports_of("replikit.config") if m.startswith("replikit.papers")}
-    assert "replikit.papers.interface" in imports_of("replikit.config_check")  # the command line does
+    assert not {m for m in imports_of("replikit.core.config") if m.startswith("replikit.papers")}
+    assert "replikit.papers.registry" in imports_of("replikit.tools.config_check")  # the command line does
+
+
+# The rooms by role, bottom first: a module may import its own room and the rooms below it, never one
+# above (each room's __init__ says so in its docstring).
+ROOMS = ("core", "data", "models", "methods", "scoring", "reporting", "papers", "plan", "tools")
+
+
+def room_of(module: str) -> int | None:
+    """The index of `module`'s room in ROOMS; None for the package itself."""
+    parts = module.split(".")
+    return ROOMS.index(parts[1]) if len(parts) > 1 else None
+
+
+def upward_imports(graph: dict[str, set[str]]) -> list[str]:
+    """`a -> b` for every import of a module in a higher room."""
+    return [f"{a} -> {b}" for a in sorted(graph) for b in sorted(graph[a])
+            if room_of(a) is not None and room_of(b) is not None and room_of(b) > room_of(a)]
+
+
+def test_every_module_lives_in_a_room_and_imports_no_room_above_its_own():
+    assert [m for m in MODULES if m != "replikit" and m.split(".")[1] not in ROOMS] == []
+    assert upward_imports({m: imports_of(m) for m in MODULES}) == [], "move the shared piece down a room"
+
+
+def test_the_upward_import_check_can_fail():
+    assert upward_imports({"replikit.core.config": {"replikit.papers.interface"},
+                           "replikit.plan.bill": {"replikit.core.io"}}) == [
+        "replikit.core.config -> replikit.papers.interface"]
+
+
+def test_every_room_says_what_it_is_for_and_what_it_may_import():
+    for room in ROOMS:
+        doc = ast.get_docstring(ast.parse((SRC / "replikit" / room / "__init__.py").read_text())) or ""
+        assert len(doc) > 80, f"src/replikit/{room}/__init__.py: say in a docstring what the room is for"
+        assert "May import" in doc, f"{room}: say what it may import"

@@ -15,13 +15,13 @@ from typing import ClassVar
 import numpy as np
 import pytest
 
-from replikit.config import load_config
-from replikit.papers import interface, paper_names
+from replikit.core.config import load_config
+from replikit.papers import glue, interface, paper_names, registry
 from tests.conftest import ROOT
 
 SCHEMA = ROOT / "workflow/schemas/config.schema.yaml"
 SCALES = {name: load_config(ROOT / f"config/{name}.yaml", SCHEMA) for name in ("smoke", "config", "paper")}
-PAPERS = sorted(interface.registry())
+PAPERS = sorted(registry.registry())
 
 
 def wildcards(**kw: str) -> SimpleNamespace:
@@ -32,39 +32,39 @@ def wildcards(**kw: str) -> SimpleNamespace:
 
 def test_registry_finds_every_paper_of_the_configs_with_distinct_prefixes():
     assert set(SCALES["config"]["papers"]) <= set(PAPERS) == set(paper_names())
-    prefixes = [interface.get(p).prefix for p in PAPERS]
+    prefixes = [registry.get(p).prefix for p in PAPERS]
     assert len(set(prefixes)) == len(prefixes)
     with pytest.raises(KeyError, match="no paper named 'nope'.*config/papers/<name>.yaml and src/replikit"):
-        interface.get("nope")
-    bm = interface.get("benign_memorization")
+        registry.get("nope")
+    bm = registry.get("benign_memorization")
     log = "logs/benign_memorization/probe_layers/some_run/seed0.log"
-    assert interface.stage_of_job(log) is bm.stage("probe_layers")
-    assert interface.stage_of_job("/abs/wd/logs/rank_collapse/train/init_x/seed1.log").name == "train"
-    assert interface.stage_of_job("/home/logs/wd/logs/benign_memorization/probe_layers/r/seed1.log") \
+    assert registry.stage_of_job(log) is bm.stage("probe_layers")
+    assert registry.stage_of_job("/abs/wd/logs/rank_collapse/train/init_x/seed1.log").name == "train"
+    assert registry.stage_of_job("/home/logs/wd/logs/benign_memorization/probe_layers/r/seed1.log") \
         is bm.stage("probe_layers")
     with pytest.raises(KeyError, match="no paper named 'xx'"):
-        interface.stage_of_job("logs/xx/train/a/seed0.log")
+        registry.stage_of_job("logs/xx/train/a/seed0.log")
     with pytest.raises(KeyError, match="RUNS has no stage 'nope'"):
-        interface.stage_of_job("logs/rank_collapse/nope/a/seed0.log")
+        registry.stage_of_job("logs/rank_collapse/nope/a/seed0.log")
 
 
 def test_every_stage_log_names_its_paper_and_stage():
     """A stage job finds its stage from its log path alone (papers.smk writes logs/<Stage.log(paper)>)."""
     for name in PAPERS:
-        for stage in interface.get(name).stages:
+        for stage in registry.get(name).stages:
             log = "logs/" + stage.log(name).format(run="r", seed=0, task="t") + ".log"
-            assert interface.stage_of_job(log) is stage
+            assert registry.stage_of_job(log) is stage
 
 
 @pytest.mark.parametrize("name", PAPERS)
 def test_every_paper_keeps_the_rules_of_the_interface(name):
-    assert interface.declaration_errors(interface.get(name)) == []
+    assert interface.declaration_errors(registry.get(name)) == []
 
 
 @pytest.mark.parametrize("scale", sorted(SCALES))
 @pytest.mark.parametrize("name", PAPERS)
 def test_declaration_is_complete_and_run_names_round_trip(name, scale):
-    paper, cfg = interface.get(name), SCALES[scale][name]
+    paper, cfg = registry.get(name), SCALES[scale][name]
     assert paper.title and paper.arxiv and paper.stages and paper.figures
     figures = [f.name for f in paper.figures]
     assert len(set(figures)) == len(figures) and all(f.caption.strip() for f in paper.figures)
@@ -83,14 +83,14 @@ def test_declaration_is_complete_and_run_names_round_trip(name, scale):
 
 @pytest.mark.parametrize("name", PAPERS)
 def test_stage_inputs_params_and_resources_resolve(name):
-    paper, cfg = interface.get(name), SCALES["smoke"][name]
+    paper, cfg = registry.get(name), SCALES["smoke"][name]
     run = paper.runs_of(cfg)[0]
     for stage in paper.stages:
         w = wildcards(run=run, seed="0", task=cfg.get("benchmark", {}).get("task", "sudoku4"))
-        assert isinstance(interface.stage_inputs(stage, cfg)(w), dict)
-        params = interface.stage_params(stage, cfg)
+        assert isinstance(glue.stage_inputs(stage, cfg)(w), dict)
+        params = glue.stage_params(stage, cfg)
         assert set(params) == ({"cfg", "scratch"} if stage.scratch else {"cfg"})
-        res = interface.stage_resources(paper, stage, cfg)
+        res = glue.stage_resources(paper, stage, cfg)
         assert res["runtime"] == (stage.runtime or cfg["resources"]["runtime"]) and res["mem_mb"] > 0
         assert ("gpu" in res) == stage.gpu
         assert stage.log(name).startswith(f"{name}/{stage.name}/")
@@ -108,11 +108,11 @@ def _bumped(value):
     return None
 
 
-@pytest.mark.parametrize("name", [n for n in PAPERS if interface.get(n).retrain_free_edit])
+@pytest.mark.parametrize("name", [n for n in PAPERS if registry.get(n).retrain_free_edit])
 def test_editing_a_figure_only_key_changes_no_training_config(name):
     """A paper's `retrain_free_edit` (a key that only changes which figures/claims exist; optional)
     changes the config of no run that exists under both settings, so Snakemake retrains nothing."""
-    paper, cfg = interface.get(name), SCALES["smoke"][name]
+    paper, cfg = registry.get(name), SCALES["smoke"][name]
     key, value = paper.retrain_free_edit
     edited = copy.deepcopy(cfg)
     edited[key] = value if not isinstance(value, dict) else {**cfg.get(key, {}), **value}
@@ -136,7 +136,7 @@ def test_editing_a_figure_only_key_changes_no_training_config(name):
 
 def test_paper_settings_keep_their_files_key_order():
     """Snakemake compares a job's params as text, so reordered keys would retrain finished runs."""
-    from replikit.config import read_yaml
+    from replikit.core.config import read_yaml
 
     for name in PAPERS:
         block = read_yaml(ROOT / f"config/papers/{name}.yaml")["smoke"]
@@ -150,22 +150,22 @@ def test_paper_settings_keep_their_files_key_order():
 def test_a_job_imports_only_its_own_paper_and_what_it_uses():
     """A stage job loads its paper's run module alone (no analysis, pandas or matplotlib); a claims
     job its paper's two modules (no pyplot); neither another paper. Start-up: issue 22."""
-    code = ("import sys; from replikit.papers import interface; "
-            "interface.stage_of_job('logs/rank_collapse/train/init_x/seed0.log'); "
+    code = ("import sys; from replikit.papers import registry; "
+            "registry.stage_of_job('logs/rank_collapse/train/init_x/seed0.log'); "
             "print(sorted(m for m in sys.modules if m.startswith('replikit.papers.'))); "
             "print([m for m in ('pandas', 'matplotlib', 'jsonschema', 'scipy') if m in sys.modules]); "
-            "interface.get('rank_collapse'); "
+            "registry.get('rank_collapse'); "
             "print(sorted(m for m in sys.modules if m.startswith('replikit.papers.'))); "
             "print([m for m in ('matplotlib.pyplot', 'jsonschema', 'scipy') if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.splitlines() == [
-        "['replikit.papers.interface', 'replikit.papers.rank_collapse']", "[]",
+        "['replikit.papers.interface', 'replikit.papers.rank_collapse', 'replikit.papers.registry']", "[]",
         "['replikit.papers.interface', 'replikit.papers.rank_collapse', "
-        "'replikit.papers.rank_collapse_analysis']", "[]"], out.stderr
+        "'replikit.papers.rank_collapse_analysis', 'replikit.papers.registry']", "[]"], out.stderr
 
 
 def test_config_module_imports_no_paper():
-    code = ("import sys; from replikit.config import load_config; "
+    code = ("import sys; from replikit.core.config import load_config; "
             f"load_config({str(ROOT / 'config/smoke.yaml')!r}, {str(SCHEMA)!r}); "
             "print([m for m in sys.modules if m.startswith('replikit.papers')])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -177,13 +177,13 @@ def test_config_module_imports_no_paper():
 
 def _errors(paper, others=None, configs=interface.CONFIGS) -> str:
     with pytest.raises(interface.DeclarationError) as err:
-        interface.check(paper, others, configs)
+        registry.check(paper, others, configs)
     message = str(err.value)
     assert message.startswith(f"paper {paper.name!r}") and "fix:" in message, message
     return message
 
 
-RC = interface.get("rank_collapse")
+RC = registry.get("rank_collapse")
 
 
 def with_runs(paper: interface.Paper, **changes) -> interface.Paper:
@@ -204,9 +204,9 @@ def test_a_prefix_another_paper_uses_is_refused():
 
 
 def test_two_papers_with_one_prefix_cannot_be_registered_together(monkeypatch):
-    monkeypatch.setattr(interface, "_REGISTRY", {"cold_posterior": dataclasses.replace(RC, prefix="rc")})
+    monkeypatch.setattr(registry, "_REGISTRY", {"cold_posterior": dataclasses.replace(RC, prefix="rc")})
     with pytest.raises(interface.DeclarationError, match="'rc' is also the prefix of cold_posterior"):
-        interface.get("rank_collapse")
+        registry.get("rank_collapse")
 
 
 def test_run_files_without_a_metrics_kind_are_refused():
@@ -233,10 +233,10 @@ def test_a_paper_without_its_config_file_or_module_is_named(tmp_path, monkeypatc
     message = _errors(RC, configs=tmp_path)
     assert f"name: {tmp_path / 'rank_collapse.yaml'} does not exist" in message
     assert 'resources: {$ref: "#/definitions/resources", default: {}}' in message
-    monkeypatch.setattr(interface, "paper_names", lambda: ["no_module_yet"])
+    monkeypatch.setattr(registry, "paper_names", lambda: ["no_module_yet"])
     with pytest.raises(interface.DeclarationError, match="config/papers/no_module_yet.yaml exists but "
                        "module replikit.papers.no_module_yet does not; fix: write src/replikit/papers/"):
-        interface.get("no_module_yet")
+        registry.get("no_module_yet")
 
 
 def test_a_config_file_without_a_schema_or_its_resources_is_named(tmp_path):
@@ -253,10 +253,10 @@ def test_a_config_file_without_a_schema_or_its_resources_is_named(tmp_path):
 def test_registry_leaves_heavy_imports_to_the_jobs_that_use_them():
     """Every job loads the registry; jsonschema, scipy.stats and seaborn (seconds of imports) load
     only in the jobs that use them, and the lazy seaborn still works once used."""
-    code = ("import sys; from replikit.papers import interface; interface.registry(); "
+    code = ("import sys; from replikit.papers import registry; registry.registry(); "
             "heavy = ('jsonschema', 'scipy.stats', 'seaborn.relational'); "
             "print([m for m in heavy if m in sys.modules]); "
-            "from replikit.plotting import sns; sns.color_palette('colorblind'); "
+            "from replikit.reporting.plotting import sns; sns.color_palette('colorblind'); "
             "print('seaborn.relational' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["[]", "True"], out.stderr
@@ -324,11 +324,11 @@ def test_papers_are_found_from_the_workflow_folder_without_an_editable_install(t
 def test_no_declaration_is_a_lambda_so_provenance_names_its_function():
     """The scorecard's provenance names the claims function: never `<lambda>`."""
     for name in paper_names():
-        assert interface.get(name).claims.__name__ != "<lambda>", name
+        assert registry.get(name).claims.__name__ != "<lambda>", name
 
 
 def test_a_claim_without_figures_or_with_an_unknown_figure_is_named():
-    paper = interface.get("rank_collapse")
+    paper = registry.get("rank_collapse")
     cfg = SCALES["smoke"]["rank_collapse"]
     claims = paper.claims(paper.experiments(cfg), cfg)
     bad = [dataclasses.replace(claims[0], figures=()), dataclasses.replace(claims[1], figures=("nope",))]

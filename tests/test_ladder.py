@@ -1,4 +1,4 @@
-"""The scale ladder (replikit.ladder): cumulative rung configurations, the run store that lets rungs
+"""The scale ladder (replikit.plan.ladder): cumulative rung configurations, the run store that lets rungs
 share runs, the sentence each claim part gets, and a tiny two-rung ladder end to end."""
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ import sys
 import pytest
 import yaml
 
-from replikit import ladder as lad
-from replikit import run_store
-from replikit.config import ConfigError, paper_file
-from replikit.ladder_summary import sentence
-from replikit.plan import load as plan_load
+from replikit.core import run_store
+from replikit.core.config import ConfigError, paper_file
+from replikit.plan import ladder as lad
+from replikit.plan.bill import load as plan_load
+from replikit.reporting.ladder_summary import sentence
 from tests.conftest import ROOT
 
 RAW = {
@@ -170,7 +170,7 @@ def test_a_two_rung_ladder_end_to_end(tmp_path):
     cmd = [
         sys.executable,
         "-m",
-        "replikit.ladder",
+        "replikit.plan.ladder",
         "run",
         "latent_lookahead",
         "--ladder-file",
@@ -195,7 +195,7 @@ def test_a_two_rung_ladder_end_to_end(tmp_path):
     md = (where / "ladder.md").read_text()
     assert "| LL-1 |" in md and "rung 1 tau_grid" in md and "along the ladder" in md
     # the report's Ladder section renders this summary (as rule report does)
-    from replikit.report import load_inputs, render
+    from replikit.reporting.report import load_inputs, render
 
     card = where / "tau_grid/results/latent_lookahead/claims.json"
     inputs = load_inputs([str(card)], [], [], [], None, [str(where / "ladder.json")])

@@ -4,13 +4,13 @@ import pandas as pd
 import pytest
 import torch
 
-from replikit.claims import MissingResult, evaluate
+from replikit.core.training import DivergenceError
+from replikit.data.tasks import planning as pl
 from replikit.models import lookahead_gpt as lg
 from replikit.papers import latent_lookahead as ll
 from replikit.papers import latent_lookahead_analysis as an
 from replikit.papers.latent_lookahead import RunSpec
-from replikit.tasks import planning as pl
-from replikit.training import DivergenceError
+from replikit.scoring.claims import MissingResult, evaluate
 
 # ---------------------------------------------------------------- verifiers
 

@@ -4,8 +4,8 @@
 import pytest
 import torch
 
+from replikit.data.tasks import planning as pl
 from replikit.models import lookahead_gpt as lg
-from replikit.tasks import planning as pl
 
 ATOL, RTOL = 1e-5, 1e-5
 

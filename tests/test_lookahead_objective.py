@@ -31,8 +31,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from replikit.data.tasks import planning as pl
 from replikit.models import lookahead_gpt as lg
-from replikit.tasks import planning as pl
 
 
 def _model() -> lg.LookaheadGPT:

@@ -18,8 +18,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from replikit.claims import KINDS, VERDICTS, Claim, evaluate
-from replikit.papers import interface
+from replikit.papers import registry
+from replikit.scoring.claims import KINDS, VERDICTS, Claim, evaluate
 from tests.conftest import ROOT
 
 MARK = re.compile(r"<!-- new_paper: (\S+) -->\n```\w+\n(.*?)```", re.S)
@@ -86,7 +86,7 @@ def test_the_example_keeps_the_rules_of_every_registered_paper(tmp_path):
         assert claim.kind in KINDS and (claim.kind != "hypothesis" or claim.reading), claim.id
         assert not (claim.kind == "hypothesis" and claim.source.background), claim.id
     (tmp_path / "new_paper.yaml").write_text(files[CONFIG])
-    assert interface.check(module.SPEC, {}, tmp_path) is module.SPEC
+    assert registry.check(module.SPEC, {}, tmp_path) is module.SPEC
     lo, hi = min(cfg["lrs"]), max(cfg["lrs"])
     runs = pd.DataFrame([{"run": f"fit_lr-{lr}", "seed": s, "lr": lr, "loss": 1.0 - (lr == hi) + 0.01 * s}
                          for s in range(5) for lr in (lo, hi)])

@@ -32,9 +32,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from replikit.aggregate import final_rows
-from replikit.claims import Part, evaluate
-from replikit.config import load_config
+from replikit.core.config import load_config
 from replikit.papers import benign_memorization as bm
 from replikit.papers import benign_memorization_analysis as bma
 from replikit.papers import cold_posterior as cp
@@ -45,7 +43,9 @@ from replikit.papers import latent_lookahead as ll
 from replikit.papers import latent_lookahead_analysis as lla
 from replikit.papers import rank_collapse as rc
 from replikit.papers import rank_collapse_analysis as rca
-from replikit.stats import min_seeds_for
+from replikit.scoring.aggregate import final_rows
+from replikit.scoring.claims import Part, evaluate
+from replikit.scoring.stats import min_seeds_for
 from tests.conftest import ROOT
 
 FAST_DRAWS, SIM_DRAWS, DRAWS = 200, 1000, 2000

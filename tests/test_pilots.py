@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from replikit.pilot import PAPERS, pilot_file, read_curves, rule_module
-from replikit.plan import load
+from replikit.plan.bill import load
+from replikit.plan.pilot import PAPERS, pilot_file, read_curves, rule_module
 
 
 def configured(paper: str, cfg: dict) -> dict[str, float]:

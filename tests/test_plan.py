@@ -1,4 +1,4 @@
-"""The run plan (replikit.plan): FLOPs and peak memory of a step counted under FakeTensorMode, the
+"""The run plan (replikit.plan.bill): FLOPs and peak memory of a step counted under FakeTensorMode, the
 steps each paper's job takes, the merge of config files, the memory flags and the CLI's errors."""
 
 from __future__ import annotations
@@ -13,12 +13,12 @@ import pytest
 import torch
 from torch import nn
 
-from replikit import plan as pl
+from replikit.methods.step_cost import Setup, fake_module, launches, measure_step
 from replikit.models.chains import ChainStack
 from replikit.models.convnet import ConvNet
-from replikit.papers.interface import get
 from replikit.papers.latent_lookahead_analysis import task_lengths
-from replikit.plan_cost import Setup, fake_module, launches, measure_step
+from replikit.papers.registry import get
+from replikit.plan import bill as pl
 
 # a rank-collapse config whose step needs a few hundred MB: large enough to read off the process's RSS
 RC_SMALL = {
@@ -100,7 +100,7 @@ def test_estimated_peak_matches_a_measured_cpu_peak(small_config):
     estimate = measure_step(piece.build).peak_bytes
     script = textwrap.dedent(f"""
         import json, resource, torch
-        from replikit.papers.interface import get
+        from replikit.papers.registry import get
         torch.set_num_threads(1)
         setup = get("rank_collapse").cost(json.loads({json.dumps(json.dumps(cfg))}), {run!r}) \\
             .pieces[0].build()
@@ -205,7 +205,7 @@ def test_a_paper_without_a_cost_model_is_skipped_and_the_document_feeds_the_repo
     as rule cost_plan writes it renders as the report's "Cost of the paper scale"."""
     import io
 
-    from replikit.report import cost_plan
+    from replikit.reporting.report import cost_plan
 
     config = {**small_config, "papers": ["no_such_paper", "rank_collapse"]}
     log = io.StringIO()
@@ -224,7 +224,7 @@ def test_a_paper_without_a_cost_model_is_skipped_and_the_document_feeds_the_repo
 def test_help_names_the_module_and_every_option_with_its_meaning_and_default(capsys):
     """`python -m replikit.plan --help`: the usage line, every option's meaning and default, the
     module docstring's assumptions, the example and the expected run time (issue 31, item 5)."""
-    from replikit import plan
+    from replikit.plan import bill as plan
 
     with pytest.raises(SystemExit):
         plan.main(["--help"])

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from replikit.config import load_config
+from replikit.core.config import load_config
 from tests.conftest import ROOT
 from tests.test_workflow import overlay, smk
 

@@ -2,8 +2,8 @@ import numpy as np
 import pytest
 import torch
 
-from replikit.probes import knn_accuracy, knn_predict
-from replikit.stats import sign_flip_pvalue, t_interval
+from replikit.methods.probes import knn_accuracy, knn_predict
+from replikit.scoring.stats import sign_flip_pvalue, t_interval
 
 
 def _brute_force_knn(train, labels, test, k):

@@ -2,8 +2,8 @@
 
 import io
 
-from replikit.progress import Progress, duration
-from replikit.training import LoopConfig, train_loop
+from replikit.core.progress import Progress, duration
+from replikit.core.training import LoopConfig, train_loop
 
 
 def test_duration_and_line_shape():

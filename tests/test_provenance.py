@@ -3,10 +3,10 @@ computed by code that has changed since."""
 
 import shutil
 
-from replikit import provenance
-from replikit.io import write_json
-from replikit.papers.interface import code_hashes, code_modules, get
-from replikit.report import load_inputs, render
+from replikit.core.io import write_json
+from replikit.papers.registry import code_hashes, code_modules, get
+from replikit.reporting import provenance
+from replikit.reporting.report import load_inputs, render
 
 
 def _copy_package(tmp_path):
@@ -19,7 +19,7 @@ def test_code_hash_follows_the_module_and_what_it_imports_only(tmp_path):
     root = _copy_package(tmp_path)
     module = "replikit.papers.rank_collapse"
     files = {p.relative_to(root).as_posix() for p in provenance.code_files(module, root)}
-    assert {"papers/rank_collapse.py", "models/signal_transformer.py", "training.py"} <= files
+    assert {"papers/rank_collapse.py", "models/signal_transformer.py", "core/training.py"} <= files
     assert "papers/cold_posterior.py" not in files
     before = provenance.code_hash(module, root=root)
     other = root / "papers/cold_posterior.py"

@@ -10,14 +10,14 @@ import re
 import pytest
 import torch
 
-from replikit.claims import MissingResult, claim_fidelity, evaluate
-from replikit.config import load_config
-from replikit.fidelity import deviations, paper_settings
-from replikit.io import write_json
+from replikit.core.config import load_config
+from replikit.core.io import write_json
 from replikit.models.signal_transformer import SignalConfig, SignalTransformer
-from replikit.papers import interface
 from replikit.papers import rank_collapse as rc
 from replikit.papers import rank_collapse_analysis as an
+from replikit.papers import registry
+from replikit.scoring.claims import MissingResult, claim_fidelity, evaluate
+from replikit.scoring.fidelity import deviations, paper_settings
 
 TINY = {
     "seeds": None, "norm": "post", "extra_norms": ["pre"],
@@ -175,7 +175,7 @@ def _scale_fidelity(root, config_name: str) -> dict[str, tuple[str, list[dict], 
     functions (paper_settings, deviations, claim_fidelity), without training anything."""
     schema = root / "workflow/schemas/config.schema.yaml"
     ours, paper_cfg = (load_config(root / "config" / n, schema) for n in (config_name, "paper.yaml"))
-    spec = interface.get("rank_collapse")
+    spec = registry.get("rank_collapse")
     settings = paper_settings(paper_cfg, "rank_collapse", spec.departures, spec.unverified, spec.figure_only)
     cfg = ours["rank_collapse"]
     devs = deviations(cfg, settings["cfg"], cfg["seeds"] or ours["seeds"], settings["seeds"], False,

@@ -4,9 +4,9 @@ from html import unescape
 
 import matplotlib.pyplot as plt
 
-from replikit import plotting
-from replikit.io import write_json
-from replikit.report import load_inputs, render, verdict_table
+from replikit.core.io import write_json
+from replikit.reporting import plotting
+from replikit.reporting.report import load_inputs, render, verdict_table
 
 VERDICT_WORDS = {"replicated", "not replicated", "inconclusive"}
 
@@ -159,7 +159,7 @@ def _plan_job(paper: str, rule: str, run: str, seed: int, hours: float, peak_gb:
             "formula": "epochs 1 x floor(1000/1)", "flags": flags or []}
 
 
-# A plan as rule cost_plan writes it (replikit.plan.document), made by hand: no step is counted here.
+# A plan as rule cost_plan writes it (replikit.plan.bill.document), made by hand: no step is counted here.
 SMALL_PLAN = {
     "sources": ["config/paper.yaml"], "scale": "paper", "seeds": [0, 1], "papers": ["paperx", "papery"],
     "not_planned": ["paperz"],

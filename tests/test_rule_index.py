@@ -6,7 +6,7 @@ import re
 import subprocess
 import sys
 
-from replikit.papers import interface, paper_names
+from replikit.papers import paper_names, registry
 from replikit.papers.rule_index import index
 from tests.conftest import ROOT
 
@@ -19,7 +19,7 @@ def test_the_rule_index_is_current():
 def test_every_generated_rule_and_figure_is_listed_with_a_file_that_defines_its_function():
     page = index()
     for name in paper_names():
-        paper = interface.get(name)
+        paper = registry.get(name)
         rules = [f"{paper.prefix}_{s.name}" for s in paper.stages] + [f"{paper.prefix}_claims"]
         assert all(f"| `{r}` |" in page for r in rules), name
         assert all(f"| `{paper.prefix}_figure` (figure `{f.name}`) |" in page for f in paper.figures), name

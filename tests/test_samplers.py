@@ -8,12 +8,13 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from replikit.methods.samplers import SGMCMC, Schedule
 from replikit.papers.cold_posterior import build_network
-from replikit.samplers import SGMCMC, Schedule
 
 
 class FrozenSGMCMC(torch.optim.Optimizer):
-    """replikit.samplers.SGMCMC as of commit 5390c5b (per-tensor loop, CPU noise, .item() per tensor)."""
+    """replikit.methods.samplers.SGMCMC as of commit 5390c5b (per-tensor loop, CPU noise,
+    .item() per tensor)."""
 
     def __init__(self, params, lr: float, num_data: int, temperature: float = 1.0,
                  method: str = "sghmc", momentum: float = 0.9, precondition: bool = False,

@@ -2,8 +2,8 @@
 
 import copy
 
-from replikit.io import write_json
-from replikit.scorecard_reference import compare, main, summarize
+from replikit.core.io import write_json
+from replikit.scoring.scorecard_reference import compare, main, summarize
 
 
 def _card():

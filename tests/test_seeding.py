@@ -3,7 +3,7 @@ import sys
 
 import torch
 
-from replikit.seeding import deterministic_default, seed_everything
+from replikit.core.seeding import deterministic_default, seed_everything
 
 
 def test_deterministic_on_cpu_and_configurable(monkeypatch):
@@ -29,7 +29,7 @@ def test_deterministic_switch_sets_what_torch_sets_without_loading_the_compiler(
     of start-up), and sets the compiler's flag too once the compiler is loaded."""
     code = (
         "import sys, torch\n"
-        "from replikit.seeding import seed_everything, set_deterministic_algorithms\n"
+        "from replikit.core.seeding import seed_everything, set_deterministic_algorithms\n"
         "seed_everything(0, device='cpu')\n"
         "print(torch.are_deterministic_algorithms_enabled(),\n"
         "      torch.is_deterministic_algorithms_warn_only_enabled(),\n"

@@ -1,9 +1,9 @@
 import pytest
 import torch
 
+from replikit.core.seeding import seed_everything
+from replikit.core.training import DivergenceError, LoopConfig, train_loop
 from replikit.papers.benign_memorization import Run, RunSpec
-from replikit.seeding import seed_everything
-from replikit.training import DivergenceError, LoopConfig, train_loop
 
 CFG = {
     "n_train": 24, "subset_seed": 0, "probe_fit_size": None, "probe_k": 3,

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from replikit.claims import VERDICTS
-from replikit.config import load_config
-from replikit.papers import interface
-from replikit.report import with_deviation_text
-from replikit.scorecard_reference import REFERENCE, compare, summarize
+from replikit.core.config import load_config
+from replikit.papers import registry
+from replikit.reporting.report import with_deviation_text
+from replikit.scoring.claims import VERDICTS
+from replikit.scoring.scorecard_reference import REFERENCE, compare, summarize
 from tests.conftest import ROOT, SHARED
 from tests.test_report import markdown_table_problems
 
@@ -142,7 +142,7 @@ def test_smoke_scale_end_to_end(tmp_path):
             assert c["source"]["quote"] and c["source"]["where"] and c["kind"] in ("paper", "hypothesis"), c
             for p in c["parts"]:
                 assert c["n_seeds"] < 2 or p["ci_low"] <= p["mean"] <= p["ci_high"]
-        for target in interface.get(paper).targets():
+        for target in registry.get(paper).targets():
             if target.endswith(".png"):
                 assert (out / target).stat().st_size > 10_000, target
                 assert Path(target).stem in html, target
@@ -158,7 +158,8 @@ def test_smoke_scale_end_to_end(tmp_path):
     diff = compare(json.loads(REFERENCE.read_text()), summarize(cards))
     assert not diff, ("the smoke scorecard differs from the committed reference "
                       f"({REFERENCE.relative_to(ROOT)}); if the change is deliberate, update it with "
-                      "`python -m replikit.scorecard_reference write results/*/claims.json` in a commit "
+                      "`python -m replikit.scoring.scorecard_reference write results/*/claims.json` "
+                      "in a commit "
                       "that says why:\n" + "\n".join(diff))
 
     rerun = smk("-n", "--cores", "2", *args)
@@ -166,7 +167,7 @@ def test_smoke_scale_end_to_end(tmp_path):
 
     # Each paper's figures rebuild alone: deleting one plans exactly one job (its figure rule).
     for paper in papers:
-        figures = [t for t in interface.get(paper).targets() if t.endswith(".png")]
+        figures = [t for t in registry.get(paper).targets() if t.endswith(".png")]
         (out / figures[-1]).unlink()
         plan = smk("-n", "--cores", "2", *args, figures[-1])
         totals = [ln.split() for ln in plan.stdout.splitlines() if ln.strip().startswith("total")]

@@ -12,8 +12,8 @@ import json
 import sys
 from pathlib import Path
 
-from replikit.config import load_config
-from replikit.papers.interface import get
+from replikit.core.config import load_config
+from replikit.papers.registry import get
 
 ROOT = Path(__file__).resolve().parents[2]
 STORE = Path(__file__).resolve().parent / "runs"

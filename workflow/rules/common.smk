@@ -1,17 +1,10 @@
 # Shared configuration for all rule files: seeds, scale, the enabled papers and their targets.
-from replikit.config import load_config
-from replikit.datasets import names as dataset_names
-from replikit.fidelity import paper_settings
-from replikit.papers.interface import (
-    code_hashes,
-    config_errors,
-    dataset_files,
-    get,
-    stage_inputs,
-    stage_params,
-    stage_resources,
-    wildcard_constraints_of,
-)
+from replikit.core.config import load_config
+from replikit.data.datasets import names as dataset_names
+from replikit.scoring.fidelity import paper_settings
+from replikit.papers.registry import code_hashes, config_errors, get
+from replikit.papers.interface import dataset_files
+from replikit.papers.glue import stage_inputs, stage_params, stage_resources, wildcard_constraints_of
 
 SEEDS = config["seeds"]
 SCALE = config["scale"]
@@ -32,7 +25,7 @@ PAPER_SETTINGS = {
     p.name: paper_settings(PAPER_CONFIG, p.name, p.departures, p.unverified, p.figure_only)
     for p in PAPERS
 }
-# Today's hash of the code that computes each paper's results (module -> hash, replikit.provenance):
+# Today's hash of the code that computes each paper's results (module -> hash, replikit.reporting.provenance):
 # a change reruns the figures and scorecards it computes, and the report flags runs it computed before.
 CODE = code_hashes(PAPERS)
 TARGETS = [t for paper in PAPERS for t in paper.targets()]

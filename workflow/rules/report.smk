@@ -1,7 +1,7 @@
 # The report: scorecard of every claim, every figure with caption and provenance, and (config key
 # report.cost_plan) the cost of the paper scale.
 
-# The plan of config/paper.yaml for the enabled papers, whatever scale runs (replikit.plan): the
+# The plan of config/paper.yaml for the enabled papers, whatever scale runs (replikit.plan.bill): the
 # report's "Cost of the paper scale". About 10 minutes on one core, so the CI scales leave it out.
 COST_PLAN = "results/plan/paper_scale.json" if config["report"]["cost_plan"] else None
 
@@ -34,7 +34,7 @@ if COST_PLAN:
             "../scripts/cost_plan.py"
 
 
-# The scale ladders summarized so far (python -m replikit.ladder summary <paper>): the report's
+# The scale ladders summarized so far (python -m replikit.plan.ladder summary <paper>): the report's
 # "Ladder" section. Found when the workflow is parsed; a rung's own output tree has none.
 LADDERS = [p for p in (f"results/ladder/{paper.name}/ladder.json" for paper in PAPERS) if Path(p).is_file()]
 

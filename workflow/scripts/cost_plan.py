@@ -1,4 +1,4 @@
-"""The plan of the paper scale (replikit.plan) as JSON, for the report's "Cost of the paper scale":
+"""The plan of the paper scale (replikit.plan.bill) as JSON, for the report's "Cost of the paper scale":
 config/paper.yaml with the running config's enabled papers, every step counted under FakeTensorMode
 on the CPU with the rule's threads (about 10 minutes on one core for every paper)."""
 
@@ -7,8 +7,8 @@ import sys
 import time
 from pathlib import Path
 
-from replikit import plan as pl
-from replikit.jobs import job
+from replikit.core.jobs import job
+from replikit.plan import bill as pl
 
 sm = snakemake  # noqa: F821
 with job(sm, cpu_only=True):

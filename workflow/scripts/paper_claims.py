@@ -1,7 +1,7 @@
-"""A paper's claims scorecard (results/<paper>/claims.json): replikit.papers.interface.score_claims."""
+"""A paper's claims scorecard (results/<paper>/claims.json): replikit.papers.glue.score_claims."""
 
-from replikit.jobs import job
-from replikit.papers.interface import score_claims
+from replikit.core.jobs import job
+from replikit.papers.glue import score_claims
 
 with job(snakemake):  # noqa: F821
     score_claims(snakemake)  # noqa: F821

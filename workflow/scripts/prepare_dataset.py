@@ -1,8 +1,9 @@
 """Find or download a dataset and write canonical tensors + manifest."""
 
-from replikit import data, datasets
-from replikit.jobs import job
-from replikit.papers.interface import get
+from replikit.core.jobs import job
+from replikit.data import datasets
+from replikit.data import prepare as data
+from replikit.papers.registry import get
 
 with job(snakemake):  # noqa: F821
     if snakemake.wildcards.dataset not in datasets.names():  # noqa: F821

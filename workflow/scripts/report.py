@@ -3,10 +3,10 @@ config key report.cost_plan, the "Cost of the paper scale" from rule cost_plan's
 
 from pathlib import Path
 
-from replikit.io import read_json
-from replikit.jobs import job
-from replikit.plotting import forest_plot
-from replikit.report import load_inputs, render
+from replikit.core.io import read_json
+from replikit.core.jobs import job
+from replikit.reporting.plotting import forest_plot
+from replikit.reporting.report import load_inputs, render
 
 sm = snakemake  # noqa: F821
 with job(sm):

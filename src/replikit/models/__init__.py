@@ -1,12 +1,15 @@
-"""Model zoo: one readable file per model; `build_model` picks one by name."""
+"""Model zoo: one readable file per model (networks, their parameterizations, stacked chains);
+`build_model` picks an image classifier by name.
+
+May import: `replikit.core` and `replikit.data` (today it imports neither: models are plain torch)."""
 
 from __future__ import annotations
 
 import torch
 
-from .cnn4 import CNN4
-from .resnet18 import ResNet18
-from .staged import StagedNet
+from replikit.models.cnn4 import CNN4
+from replikit.models.resnet18 import ResNet18
+from replikit.models.staged import StagedNet
 
 MODELS: dict[str, type[StagedNet]] = {"cnn4": CNN4, "resnet18": ResNet18}
 

@@ -7,8 +7,8 @@ from collections.abc import Iterator
 import torch
 from torch import nn
 
-from .heads import ProjectorHead
-from .staged import StagedNet
+from replikit.models.heads import ProjectorHead
+from replikit.models.staged import StagedNet
 
 
 def _conv_block(c_in: int, c_out: int, pool: bool) -> nn.Sequential:

@@ -2,8 +2,11 @@
 and the schema of its block) and its module `<name>.py` (see `interface`), optionally split into a
 run module and `<name>_analysis.py`.
 
-The config files are the one list of papers (`paper_names`): the registry (`interface.get`) imports a
-paper's modules only when that paper is asked for, so a job imports nothing of the other papers."""
+The config files are the one list of papers (`paper_names`): the registry (`registry.get`) imports a
+paper's modules only when that paper is asked for, so a job imports nothing of the other papers.
+
+May import: every room below it (`core`, `data`, `models`, `methods`, `scoring`, `reporting`); never
+`plan` or `tools`, which import the papers."""
 
 from __future__ import annotations
 

@@ -22,19 +22,19 @@ from typing import ClassVar
 import torch
 import torch.nn.functional as F
 
-from .. import augment as aug
-from ..config import size_errors
-from ..data import data_identity, load_prepared, require_count, select_subset
-from ..device import describe
-from ..io import torch_save, write_json
-from ..models import StagedNet, build_model
-from ..probes import extract_features, knn_accuracy, knn_predict, to_float
-from ..provenance import run_fingerprint
-from ..seeding import derive_seed, seed_everything
-from ..training import LoopConfig, make_optimizer, train_loop
-from . import unique_runs
-from .interface import Job, Runs, Stage, dataset_files
-from .interface import Run as NamedRun
+from replikit.core.device import describe
+from replikit.core.io import torch_save, write_json
+from replikit.core.seeding import derive_seed, seed_everything
+from replikit.core.training import LoopConfig, make_optimizer, train_loop
+from replikit.data import augment as aug
+from replikit.data.datasets import size_errors
+from replikit.data.prepare import data_identity, load_prepared, require_count, select_subset
+from replikit.methods.probes import extract_features, knn_accuracy, knn_predict, to_float
+from replikit.models import StagedNet, build_model
+from replikit.papers import unique_runs
+from replikit.papers.interface import Job, Runs, Stage, dataset_files
+from replikit.papers.interface import Run as NamedRun
+from replikit.reporting.provenance import run_fingerprint
 
 PAPER = "benign_memorization"
 
@@ -299,7 +299,7 @@ def probe_layers_job(job: Job) -> None:
 
 def benchmark_loop_job(job: Job) -> None:
     """The shared training loop against a bare forward/backward loop, on this paper's CNN and data."""
-    from ..benchmark import loop_throughput
+    from replikit.methods.benchmark import loop_throughput
 
     b = job.cfg["benchmark"]
     tensors = load_prepared(job.input["tensors"], job.input["manifest"])

@@ -6,14 +6,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import plotting
-from ..aggregate import cross_fit_choice, final_rows, per_seed, run_rows
-from ..aggregate import seed_diff as diff
-from ..claims import Claim, Part, Source, cross_fitted
-from ..plotting import SEED_CI, sns
-from . import benign_memorization as bm
-from .benign_memorization import RunSpec
-from .interface import Figure, Paper
+from replikit.papers import benign_memorization as bm
+from replikit.papers.benign_memorization import RunSpec
+from replikit.papers.interface import Figure, Paper
+from replikit.reporting import plotting
+from replikit.reporting.plotting import SEED_CI, sns
+from replikit.scoring.aggregate import cross_fit_choice, final_rows, per_seed, run_rows
+from replikit.scoring.aggregate import seed_diff as diff
+from replikit.scoring.claims import Claim, Part, Source, cross_fitted
 
 MEMORIZED = 0.9  # training accuracy on random labels that counts as "memorized"
 # BM-6: the largest relative probe drop at the best encoder stage that counts as "largely unaffected".
@@ -345,19 +345,27 @@ def paper_claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
 
 
 def cost(cfg: dict, run: str):
-    """The plan's cost model of one training job (`replikit.plan`): epochs * floor(n / batch) steps
+    """The plan's cost model of one training job (`replikit.plan.bill`): epochs * floor(n / batch) steps
     (train_loop drops the last partial batch), each `Run.loss` on a uint8 batch of the real shape:
     the run's augmentation, MSE on one-hot labels, the configured optimizer."""
     import torch
     import torch.nn.functional as F
 
-    from .. import augment as aug
-    from ..datasets import sizes as full_sizes
-    from ..models import build_model
-    from ..plan_cost import IMAGE_SHAPES, NUM_CLASSES, JobPlan, Piece, Setup, batches_per_epoch, fake_module
-    from ..probes import to_float
-    from ..training import make_optimizer
-    from .benign_memorization import RunSpec
+    from replikit.core.training import make_optimizer
+    from replikit.data import augment as aug
+    from replikit.data.datasets import sizes as full_sizes
+    from replikit.methods.probes import to_float
+    from replikit.methods.step_cost import (
+        IMAGE_SHAPES,
+        NUM_CLASSES,
+        JobPlan,
+        Piece,
+        Setup,
+        batches_per_epoch,
+        fake_module,
+    )
+    from replikit.models import build_model
+    from replikit.papers.benign_memorization import RunSpec
 
     spec = RunSpec.parse(run)
     n = cfg["n_train"] or full_sizes(cfg["dataset"])[0]

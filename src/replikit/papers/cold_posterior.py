@@ -40,22 +40,22 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .. import augment as aug
-from ..config import size_errors
-from ..data import data_identity, load_prepared, require_count, select_subset
-from ..io import torch_save
-from ..models.chains import ChainStack
-from ..models.convnet import ConvNet
-from ..models.invariant import GROUP_SIZE, Canonicalize, GroupAverage, d4_batch
-from ..models.resnet20 import ResNet20
-from ..posterior import Ensemble, gaussian_prior_energy, prior_parameters
-from ..provenance import run_fingerprint
-from ..samplers import SGMCMC, Schedule
-from ..seeding import derive_seed, seed_everything
-from ..training import LoopConfig, load_checkpoint, steps_per_epoch, train_loop
-from . import unique_runs
-from .interface import Job, Runs, Stage, dataset_files
-from .interface import Run as NamedRun
+from replikit.core.io import torch_save
+from replikit.core.seeding import derive_seed, seed_everything
+from replikit.core.training import LoopConfig, load_checkpoint, steps_per_epoch, train_loop
+from replikit.data import augment as aug
+from replikit.data.datasets import size_errors
+from replikit.data.prepare import data_identity, load_prepared, require_count, select_subset
+from replikit.methods.posterior import Ensemble, gaussian_prior_energy, prior_parameters
+from replikit.methods.samplers import SGMCMC, Schedule
+from replikit.models.chains import ChainStack
+from replikit.models.convnet import ConvNet
+from replikit.models.invariant import GROUP_SIZE, Canonicalize, GroupAverage, d4_batch
+from replikit.models.resnet20 import ResNet20
+from replikit.papers import unique_runs
+from replikit.papers.interface import Job, Runs, Stage, dataset_files
+from replikit.papers.interface import Run as NamedRun
+from replikit.reporting.provenance import run_fingerprint
 
 PAPER = "cold_posterior"
 RESULTS = "results/cold_posterior"

@@ -8,15 +8,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .. import plotting
-from ..aggregate import cross_fit_choice, run_rows
-from ..aggregate import seed_diff as diff
-from ..claims import Claim, Part, Source, cross_fitted
-from ..fidelity import Departure
-from ..plotting import SEED_CI, sns
-from . import cold_posterior as cp
-from .cold_posterior import RunSpec
-from .interface import Figure, Paper
+from replikit.papers import cold_posterior as cp
+from replikit.papers.cold_posterior import RunSpec
+from replikit.papers.interface import Figure, Paper
+from replikit.reporting import plotting
+from replikit.reporting.plotting import SEED_CI, sns
+from replikit.scoring.aggregate import cross_fit_choice, run_rows
+from replikit.scoring.aggregate import seed_diff as diff
+from replikit.scoring.claims import Claim, Part, Source, cross_fitted
+from replikit.scoring.fidelity import Departure
 
 NOCI = "Noci et al., NeurIPS 2021 (arXiv 2106.06596)"
 BACHMANN = "Bachmann et al., ICML 2022 (arXiv 2205.13900)"
@@ -414,21 +414,35 @@ FIGURES = (
 
 
 def cost(cfg: dict, run: str):
-    """The plan's cost model of one sampling job (`replikit.plan`): floor(n / batch) * ramp_start steps
+    """The plan's cost model of one sampling job (`replikit.plan.bill`): floor(n / batch) * ramp_start steps
     of the shared burn-in (one network), then floor(n / batch) * (epochs - ramp_start) steps of the
     chain stack, which advances all T chains at once (T = the temperatures, + 1 with sgd_baseline);
     curation runs train on curated_size images."""
     import torch
     import torch.nn.functional as F
 
-    from .. import augment as aug
-    from ..datasets import sizes as full_sizes
-    from ..models.chains import ChainStack
-    from ..models.invariant import GROUP_SIZE, d4_batch
-    from ..plan_cost import NUM_CLASSES, Builder, JobPlan, Piece, Setup, batches_per_epoch, fake_module
-    from ..posterior import gaussian_prior_energy, prior_parameters
-    from ..samplers import SGMCMC, Schedule
-    from .cold_posterior import CIFAR_MEAN, CIFAR_STD, RunSpec, branch_temperatures, build_network
+    from replikit.data import augment as aug
+    from replikit.data.datasets import sizes as full_sizes
+    from replikit.methods.posterior import gaussian_prior_energy, prior_parameters
+    from replikit.methods.samplers import SGMCMC, Schedule
+    from replikit.methods.step_cost import (
+        NUM_CLASSES,
+        Builder,
+        JobPlan,
+        Piece,
+        Setup,
+        batches_per_epoch,
+        fake_module,
+    )
+    from replikit.models.chains import ChainStack
+    from replikit.models.invariant import GROUP_SIZE, d4_batch
+    from replikit.papers.cold_posterior import (
+        CIFAR_MEAN,
+        CIFAR_STD,
+        RunSpec,
+        branch_temperatures,
+        build_network,
+    )
 
     spec = RunSpec.parse(run)
     full_train, full_test = full_sizes(cfg["dataset"])

@@ -29,18 +29,18 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ..config import size_errors
-from ..data import load_prepared, require_count
-from ..datasets import sizes as full_sizes
-from ..io import read_json, tensor_digest, write_json
-from ..models.scaled import Scaling, build_scaled
-from ..progress import Progress
-from ..provenance import run_fingerprint
-from ..seeding import derive_seed, seed_everything
-from ..tasks.streams import TaskStream, joint_data, permuted_mnist, split_cifar10
-from ..training import LoopConfig, load_checkpoint, make_optimizer, train_loop
-from . import unique_runs
-from .interface import Job, Run, Runs, Stage, dataset_files
+from replikit.core.io import read_json, tensor_digest, write_json
+from replikit.core.progress import Progress
+from replikit.core.seeding import derive_seed, seed_everything
+from replikit.core.training import LoopConfig, load_checkpoint, make_optimizer, train_loop
+from replikit.data.datasets import size_errors
+from replikit.data.datasets import sizes as full_sizes
+from replikit.data.prepare import load_prepared, require_count
+from replikit.data.tasks.streams import TaskStream, joint_data, permuted_mnist, split_cifar10
+from replikit.models.scaled import Scaling, build_scaled
+from replikit.papers import unique_runs
+from replikit.papers.interface import Job, Run, Runs, Stage, dataset_files
+from replikit.reporting.provenance import run_fingerprint
 
 PAPER = "continual_learning"
 SPLIT_CIFAR10_TASKS = 5

@@ -7,8 +7,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .. import plotting
-from ..aggregate import (
+from replikit.papers import continual_learning as cl
+from replikit.papers.continual_learning import RunSpec
+from replikit.papers.interface import Figure, Paper
+from replikit.reporting import plotting
+from replikit.reporting.plotting import SEED_CI, sns
+from replikit.scoring.aggregate import (
     best_on_grid,
     by_seed,
     cross_fit_choice,
@@ -18,11 +22,7 @@ from ..aggregate import (
     run_rows,
     seed_diff,
 )
-from ..claims import Claim, Part, Source
-from ..plotting import SEED_CI, sns
-from . import continual_learning as cl
-from .continual_learning import RunSpec
-from .interface import Figure, Paper
+from replikit.scoring.claims import Claim, Part, Source
 
 SOURCE = "arXiv 2506.16884 (ICML 2025)"
 QUAL = "qualitative; exact values not verified offline"
@@ -213,7 +213,7 @@ def figure_joint_vs_sequential(df: pd.DataFrame, specs: list[RunSpec], out: Path
 # ---------------------------------------------------------------- CL-5's and CL-2's margins from the pilot
 
 # CL-5's equivalence margin (config key `cl5_tolerance`, decades of gamma0) from a pilot on seeds no
-# verdict uses (`python -m replikit.pilot continual_learning`), by one rule stated 2026-11-26 before
+# verdict uses (`python -m replikit.plan.pilot continual_learning`), by one rule stated 2026-11-26 before
 # the pilot ran (the same rule as depthwise transfer's margins). CL-2's (config key `cl2_tolerance`,
 # relative forgetting CFr) by CL2_MARGIN_RULE, stated later the same day, after CL-2's verdicts under
 # the old fixed 0.05 had been seen (issue 30, item 5), from the same pilot runs, and judged on seeds
@@ -270,7 +270,7 @@ def cl2_margin(ntp_curves: dict[int, dict[float, float]], share: float = CL2_MAR
 def margins_from_curves(curves: dict[str, dict[int, dict[float, float]]], cfg: dict,
                         cost: float = MARGIN_LOSS_COST) -> dict[str, dict]:
     """CL-5's and CL-2's margins by MARGIN_RULE from the pilot's curves."""
-    from ..aggregate import margin_from_curvature, relative_curvature
+    from replikit.scoring.aggregate import margin_from_curvature, relative_curvature
 
     runs = _gamma_ends(cfg)
     ks = {f"{run.name} seed {seed}": relative_curvature(curve)
@@ -464,17 +464,17 @@ FIGURES = (
 
 
 def cost(cfg: dict, run: str):
-    """The plan's cost model of one job (`replikit.plan`), per network of the run's sweep: sequential
+    """The plan's cost model of one job (`replikit.plan.bill`), per network of the run's sweep: sequential
     n_tasks * epochs * ceil(n_task / batch) steps, joint epochs * ceil(n_tasks * n_task / batch) (the
     last partial batch is kept); each plain SGD on the cross-entropy through the task's head."""
     import torch
     import torch.nn.functional as F
 
-    from ..datasets import sizes as full_sizes
-    from ..plan_cost import Builder, JobPlan, Piece, Setup, batches_per_epoch, fake_module
-    from ..tasks.streams import TaskStream
-    from ..training import make_optimizer
-    from .continual_learning import RunSpec, build_model, run_config
+    from replikit.core.training import make_optimizer
+    from replikit.data.datasets import sizes as full_sizes
+    from replikit.data.tasks.streams import TaskStream
+    from replikit.methods.step_cost import Builder, JobPlan, Piece, Setup, batches_per_epoch, fake_module
+    from replikit.papers.continual_learning import RunSpec, build_model, run_config
 
     spec = RunSpec.parse(run)
     run_cfg = run_config(cfg, run)

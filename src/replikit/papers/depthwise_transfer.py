@@ -31,10 +31,10 @@ from typing import TYPE_CHECKING, ClassVar
 import torch
 import torch.nn.functional as F
 
-from ..config import size_errors
-from ..progress import Progress
-from ..seeding import derive_seed, seed_everything
-from .interface import Job, Run, Runs, Stage, dataset_files
+from replikit.core.progress import Progress
+from replikit.core.seeding import derive_seed, seed_everything
+from replikit.data.datasets import size_errors
+from replikit.papers.interface import Job, Run, Runs, Stage, dataset_files
 
 if TYPE_CHECKING:
     pass
@@ -124,7 +124,7 @@ def _images(x: torch.Tensor, mean: torch.Tensor, std: torch.Tensor) -> torch.Ten
 def prepare(data: dict, cfg: dict, seed: int, device: torch.device) -> dict[str, torch.Tensor]:
     """The seed's training subset (n_train images, standardised per channel with its own statistics), the
     first n_eval of them to measure the training loss on, and the first n_test test images (None: all)."""
-    from ..data import require_count, select_subset
+    from replikit.data.prepare import require_count, select_subset
 
     n_total = data["x_train"].shape[0]
     require_count("depthwise_transfer.n_train", cfg["n_train"], n_total)
@@ -161,7 +161,7 @@ def evaluate(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor,
 
 def build(spec: Sweep, cfg: dict, seed: int, shape: tuple[int, ...], device: torch.device) -> torch.nn.Module:
     """The seed's network: its weights depend on (seed, depth, width) only, not on the branch scale."""
-    from ..models.scaled import Scaling, build_scaled
+    from replikit.models.scaled import Scaling, build_scaled
 
     scaling = Scaling("mup", spec.width, cfg["gamma0"], cfg["base_width"])
     g = torch.Generator().manual_seed(derive_seed(seed, "init", spec.depth, spec.width))
@@ -215,7 +215,7 @@ def run_sweep(spec: Sweep | str, cfg: dict, data: dict, seed: int,
 
 def train_job(job: Job) -> None:
     """One (run, seed) job: the learning-rate sweep, written with the run's config and device."""
-    from ..data import load_prepared
+    from replikit.data.prepare import load_prepared
 
     data = load_prepared(job.input["tensors"], job.input["manifest"])
     seed = int(job.wildcards["seed"])
@@ -229,10 +229,10 @@ RUNS = Runs(PAPER, Sweep, experiment_runs, RUN_FILES,
 
 
 def cost(cfg: dict, run: str):
-    """The plan's cost model of one job (`replikit.plan`): steps per learning rate of the sweep (an upper
+    """The plan's cost model of one job (`replikit.plan.bill`): steps per learning rate of the sweep (an upper
     bound: a diverged rate stops early), each a plain SGD step on the cross-entropy at the real shapes."""
-    from ..datasets import sizes
-    from ..plan_cost import IMAGE_SHAPES, JobPlan, Piece, Setup, fake_module
+    from replikit.data.datasets import sizes
+    from replikit.methods.step_cost import IMAGE_SHAPES, JobPlan, Piece, Setup, fake_module
 
     spec = Sweep.parse(run)
     n = cfg["n_train"] or sizes(DATASET)[0]

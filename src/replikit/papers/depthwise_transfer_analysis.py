@@ -1,5 +1,5 @@
 """Depthwise transfer (Bordelon, Noci, Li, Hanin, Pehlevan, ICLR 2024): the results side. The figure
-and claims jobs import this module (`interface.get` finds `SPEC` here); the runs and the training job
+and claims jobs import this module (`registry.get` finds `SPEC` here); the runs and the training job
 are in `depthwise_transfer.py`."""
 
 from __future__ import annotations
@@ -8,17 +8,26 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..claims import Claim, Part, Source
-from ..fidelity import Departure
-from .depthwise_transfer import BRANCHES, CHANCE_LOSS, DATASET, RUNS, Sweep, cost, grid_steps, sweep
-from .interface import Figure, Paper
+from replikit.papers.depthwise_transfer import (
+    BRANCHES,
+    CHANCE_LOSS,
+    DATASET,
+    RUNS,
+    Sweep,
+    cost,
+    grid_steps,
+    sweep,
+)
+from replikit.papers.interface import Figure, Paper
+from replikit.scoring.claims import Claim, Part, Source
+from replikit.scoring.fidelity import Departure
 
 if TYPE_CHECKING:
     import pandas as pd
 
 
 # The equivalence margins of DT-1, DT-3 and DT-4 (config key `margins`), each from its own pilot by one
-# rule, stated 2026-11-26 before the pilot's numbers were seen (`python -m replikit.pilot`).
+# rule, stated 2026-11-26 before the pilot's numbers were seen (`python -m replikit.plan.pilot`).
 MARGIN_RULE = (
     "A learning rate that misses the optimum by `margin` decades costs MARGIN_LOSS_COST (2 %) of the optimal "
     "final training loss, at the curvature of the loss-vs-log10(eta0) curve measured in the pilot (the "
@@ -43,7 +52,7 @@ def equivalence_networks(cfg: dict) -> dict[str, tuple[Sweep, Sweep]]:
 def margins_from_curves(curves_by_run: dict[str, dict[int, dict[float, float]]], cfg: dict,
                         cost: float = MARGIN_LOSS_COST) -> dict[str, dict]:
     """Each equivalence claim's margin by MARGIN_RULE from pilot curves {run: {seed: {eta0: loss}}}."""
-    from ..aggregate import margin_from_curvature, relative_curvature
+    from replikit.scoring.aggregate import margin_from_curvature, relative_curvature
 
     out = {}
     for claim, (a, b) in equivalence_networks(cfg).items():
@@ -65,7 +74,7 @@ def pilot_curves(paths: list[str | Path], cfg: dict) -> dict[str, dict[int, dict
 def load_sweeps(paths: list[str | Path]) -> pd.DataFrame:
     """One row per (run, seed, learning rate): the final training loss, capped at the chance loss (a
     diverged run, or one that ends above it, learned nothing), and the test metrics."""
-    from ..aggregate import run_rows
+    from replikit.scoring.aggregate import run_rows
 
     def rows(m: dict) -> list[dict]:
         spec = Sweep.parse(m["run"])
@@ -92,14 +101,14 @@ def curves(df: pd.DataFrame, run: str) -> dict[int, dict[float, float]]:
 def optima(df: pd.DataFrame, run: str) -> dict[int, float | None]:
     """Per seed: log10 of the loss-optimal learning rate, the vertex of a parabola through the best grid
     point and its two neighbours (aggregate.interpolated_optimum); None at an end of the grid."""
-    from ..aggregate import interpolated_optimum
+    from replikit.scoring.aggregate import interpolated_optimum
 
     return {s: interpolated_optimum(c, minimize=True) for s, c in curves(df, run).items()}
 
 
 def grid_optima(df: pd.DataFrame, run: str) -> dict[int, float]:
     """Per seed: log10 of the best learning rate of the grid (no interpolation)."""
-    from ..aggregate import best_on_grid
+    from replikit.scoring.aggregate import best_on_grid
 
     return {s: best_on_grid(c, minimize=True) for s, c in curves(df, run).items()}
 
@@ -162,8 +171,8 @@ def _log2_axis(ax, values, label: str) -> None:
 
 def _loss_panels(df: pd.DataFrame, specs: list[Sweep], out: Path, scale: str, subset: bool, hue: str,
                  title: str) -> pd.DataFrame:
-    from .. import plotting
-    from ..plotting import SEED_CI, sns
+    from replikit.reporting import plotting
+    from replikit.reporting.plotting import SEED_CI, sns
 
     d = df[df["run"].isin([s.name for s in specs])].copy()
     fig, axes = plotting.new_figure(len(BRANCHES), width=4.8)
@@ -197,9 +206,9 @@ def figure_optimum_vs_depth(df: pd.DataFrame, specs: list[Sweep], out: Path, sca
                             subset: bool = False, cfg: dict | None = None) -> pd.DataFrame:
     import pandas as pd
 
-    from .. import plotting
-    from ..plotting import sns
-    from ..stats import t_interval
+    from replikit.reporting import plotting
+    from replikit.reporting.plotting import sns
+    from replikit.scoring.stats import t_interval
 
     rows = []
     for spec in specs:

@@ -1,4 +1,7 @@
-"""The one interface every replicated paper implements, and the registry that finds them.
+"""The contract every replicated paper implements: its runs (`Run`, `Runs`, `Stage`, `Job`), its figures
+(`Figure`) and its declaration (`Paper`), with every rule a declaration must follow
+(`declaration_errors`). The registry that finds papers is `registry`; the Snakemake glue and the
+three generic jobs are `glue`.
 
 A paper is two files, and declares itself in two plain objects:
 
@@ -9,8 +12,9 @@ A paper is two files, and declares itself in two plain objects:
   claims and `SPEC = Paper(RUNS, ...)`. Every paper here moves its figures, claims and `SPEC` into
   `<name>_analysis.py`, so that its training jobs import no analysis code (one shape for all).
 
-Nothing else is looked up by name. The registry imports a paper only when asked for it (`get`) and
-checks its declaration then (`declaration_errors`: every rule a paper must follow, with the fix).
+Nothing else is looked up by name. The registry imports a paper only when asked for it
+(`registry.get`) and checks its declaration then (`declaration_errors`: every rule a paper must
+follow, with the fix).
 `workflow/rules/papers.smk` generates each enabled paper's rules from its SPEC, and three generic
 scripts run them:
 
@@ -20,8 +24,8 @@ scripts run them:
 - `<prefix>_claims`: the scorecard (`results/<name>/claims.json`).
 
 A job finds its paper without a lookup table: a stage job from its log path
-(`logs/<name>/<stage>/...`, `stage_of_job`), which imports only `<name>.py` and reads its RUNS; figure
-and claims jobs from their `paper` param (`get`). No job imports another paper.
+(`logs/<name>/<stage>/...`, `registry.stage_of_job`), which imports only `<name>.py` and reads its
+RUNS; figure and claims jobs from their `paper` param (`registry.get`). No job imports another paper.
 
 A run's job reruns only when its run-defining config (`Stage.config`) changes.
 """
@@ -30,31 +34,30 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import importlib
-import importlib.util
 import numbers
 import re
-import shutil
 import string
 import sys
 import types
 import typing
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from . import CONFIGS, paper_names
+from replikit.papers import CONFIGS
 
 if TYPE_CHECKING:  # pandas only in figure and claims jobs (they load it with the paper's analysis module)
     import pandas as pd
 
-    from ..claims import Claim
-    from ..datasets import Dataset
-    from ..fidelity import Departure
+    from replikit.data.datasets import Dataset
+    from replikit.scoring.claims import Claim
+    from replikit.scoring.fidelity import Departure
 
 Wildcards = Any  # snakemake.io.Wildcards: attribute access by wildcard name
 # The wildcards a stage's outputs may use: Stage.log names exactly these in its log path.
+
+
 STAGE_WILDCARDS = ("run", "task", "seed")
 
 
@@ -201,9 +204,9 @@ class Job:
         the device that ran it (figures and scorecards cite it), and the code that computed it: when,
         at which commit, whether the tree was dirty, and the hash of the run module's code
         (`provenance.computed_by`: the report flags a result whose code has changed since)."""
-        from ..device import describe
-        from ..io import write_json
-        from ..provenance import computed_by
+        from replikit.core.device import describe
+        from replikit.core.io import write_json
+        from replikit.reporting.provenance import computed_by
 
         meta = {k: (int(v) if k == "seed" else v) for k, v in self.wildcards.items() if k in ("run", "seed")}
         code = {"computed_by": {**computed_by(self.module), "module": self.module, "rule": self.rule}} \
@@ -287,16 +290,16 @@ class Paper:
     # per-run file kind the claims read -> the figure whose runs they read it for (None: all runs)
     claim_reads: dict[str, str | None] = field(default_factory=lambda: {"metrics": None})
     dataset: Callable[[dict, str | None], str | None] = lambda cfg, figure: None  # manifest to cite
-    # Fidelity (replikit.fidelity): where config/paper.yaml itself departs from the paper (every row a
+    # Fidelity (replikit.scoring.fidelity): where config/paper.yaml itself departs from the paper (every row a
     # proxy), settings never checked against the paper text, and settings no claim statistic reads.
     departures: tuple[Departure, ...] = ()
     unverified: tuple[str, ...] = ()
     figure_only: tuple[str, ...] = ()
-    # datasets of the paper's own, beyond the built-in CIFAR-10 and MNIST (replikit.datasets): registered
+    # datasets of the paper's own, beyond the built-in CIFAR-10 and MNIST (replikit.data.datasets): registered
     # when the paper is loaded, prepared by rule prepare_dataset like the built-in ones.
     datasets: tuple[Dataset, ...] = ()
-    # the cost model of one training job (config block, run name) -> replikit.plan_cost.JobPlan, for the
-    # plan of the paper scale (python -m replikit.plan; the report's cost section); None: not planned
+    # the cost model of one training job (config block, run name) -> replikit.methods.step_cost.JobPlan,
+    # for the plan of the paper scale (python -m replikit.plan; the report's cost section); None: not planned
     cost: Callable[[dict, str], Any] | None = None
     # (key, value): an edit of the paper's config block that changes which runs exist or how they are
     # judged, but not the config of any run that exists both before and after (so Snakemake retrains
@@ -379,141 +382,6 @@ class Paper:
         bench = [p for s in self.stages if s.benchmark for p in s.outputs.values()]
         return ([f"{self.results}/figures/{f.name}.png" for f in self.figures]
                 + [f"{self.results}/claims.json"] + bench)
-
-
-# ---------------------------------------------------------------- Snakemake glue (called from papers.smk)
-
-
-def stage_inputs(stage: Stage, cfg: dict) -> Callable[[Wildcards], dict]:
-    return lambda w: stage.inputs(cfg, w) if stage.inputs else {}
-
-
-def stage_params(stage: Stage, cfg: dict) -> dict[str, Callable[[Wildcards], Any]]:
-    """`cfg` (the run-defining config) and, where the stage has one, `scratch`: the only params, so
-    a job reruns when what defines it changes, not when the wiring does."""
-    params = {"cfg": lambda w: stage.config(cfg, w) if stage.config else {}}
-    if stage.scratch:
-        params["scratch"] = lambda w: stage.scratch.format(**dict(w.items()))
-    return params
-
-
-def stage_resources(paper: Paper, stage: Stage, cfg: dict) -> dict[str, int]:
-    res = cfg["resources"]
-    out = {"mem_mb": stage.mem_mb or res["mem_mb"], "runtime": stage.runtime or res["runtime"]}
-    if not stage.gpu:
-        return out
-    return {**out, "gpu": res["gpu"], **({"gpu_mem_mb": res["gpu_mem_mb"]} if "gpu_mem_mb" in res else {})}
-
-
-def wildcard_constraints_of(paper: Paper, stage: Stage) -> dict[str, str]:
-    return {"run": paper.run_pattern, **stage.wildcards}
-
-
-# ---------------------------------------------------------------- the three generic jobs
-
-
-def run_stage(sm: Any, device: Any) -> None:
-    """A stage job (workflow/scripts/paper_stage.py): run it, then drop its checkpoint or work dir.
-    Imports only the paper's run module (no analysis, pandas or plotting)."""
-    stage = stage_of_job(sm.log[0])
-    job = Job.from_snakemake(sm, device, stage.run.__module__)
-    # config key run_store: copy what another output tree ran with the same definition (never a
-    # throughput record: a benchmark measures the machine and moment it ran on)
-    store = None if stage.benchmark else (sm.config or {}).get("run_store")
-    if store:
-        from .. import run_store
-        from ..provenance import code_hash
-
-        entry = run_store.key(paper_of_job(sm.log[0]), stage.name, job.wildcards, job.cfg, device.type,
-                              code_hash(stage.run.__module__))
-        origin = run_store.fetch(store, entry, job.output)
-        if origin is not None:
-            print(f"run store: outputs copied from {store}/{entry} (ran in {origin['outdir']}, "
-                  f"{origin['stored']}); not run again")
-            return
-    stage.run(job)
-    if store:
-        run_store.put(store, entry, job.output, {"rule": sm.rule, "wildcards": job.wildcards})
-    if job.scratch:
-        scratch = Path(job.scratch)
-        shutil.rmtree(scratch, ignore_errors=True) if scratch.is_dir() else scratch.unlink(missing_ok=True)
-
-
-def images_used(cfg: dict) -> str | None:
-    """The training and test images a paper's runs use, from its block's n_train / n_test (where it
-    has them; null = the whole file), e.g. "256 training / 500 test images"."""
-    parts = [f"{cfg[k]:,} {what}" for k, what in (("n_train", "training"), ("n_test", "test"))
-             if isinstance(cfg.get(k), int)]
-    if not parts:
-        return None
-    return " / ".join(parts) + " images" + (" per task" if "n_tasks" in cfg else "")
-
-
-def draw_figure(sm: Any) -> None:
-    """A figure job (workflow/scripts/paper_figure.py): the figure, its table and its provenance."""
-    from .. import plotting
-    from ..io import read_json
-    from ..provenance import code_hash, runs_computed_by, write_figure_record
-
-    paper = get(sm.params.paper)
-    fig, cfg, runs = paper.figure(sm.wildcards.figure), sm.params.cfg, list(sm.input.runs)
-    subset = bool(read_json(sm.input.manifest)["subset"]) if "manifest" in sm.input.keys() else False
-    seeds = {m.group(1) for r in runs if (m := re.search(r"seed(\d+)", r))}
-    plotting.set_drawn(seeds=len(seeds) or None, images=images_used(cfg))
-    table = fig.draw(paper.load_results({fig.reads: runs}), paper.experiments(cfg)[fig.name],
-                     Path(sm.output.figure), sm.params.scale, subset, cfg)
-    table.to_csv(sm.output.table, index=False)
-    records = [read_json(p) for p in runs]
-    write_figure_record(sm.output.provenance, sm.rule, _source(fig.func), cfg,
-                        [r["device"] for r in records], fig.caption, sm.params.scale, subset, runs,
-                        paper.name, runs_computed_by(records), code_hash(fig.func.__module__))
-
-
-def score_claims(sm: Any) -> None:
-    """A claims job (workflow/scripts/paper_claims.py): judge every claim, write the scorecard."""
-    from ..claims import judge, write_scorecard
-    from ..io import read_json
-    from ..provenance import code_hash, record, runs_computed_by
-
-    paper = get(sm.params.paper)
-    cfg, seeds = sm.params.cfg, list(sm.params.seeds)
-    files = {kind: list(sm.input[kind]) for kind in paper.claim_reads}
-    manifest = read_json(sm.input.manifest) if "manifest" in sm.input.keys() else None
-    claims = paper.claims(paper.experiments(cfg), cfg)
-    errors = claim_figure_errors(paper, claims)
-    if errors:
-        raise DeclarationError(f"paper {paper.name!r}: " + "; ".join(errors))
-    rows = judge(claims, paper.load_results(files), cfg,
-                 sm.params.stats, sm.params.settings, seeds, bool(manifest and manifest.get("subset", False)),
-                 sm.params.scale)
-    records = [read_json(p) for p in files["metrics"]]
-    prov = record(sm.rule, _source(paper.claims), cfg, [r["device"] for r in records])
-    prov.update(runs=runs_computed_by(records), analysis_code=code_hash(paper.claims.__module__))
-    write_scorecard(sm.output[0], paper.name, paper.title, sm.params.scale, manifest, seeds, rows, prov,
-                    paper.arxiv)
-
-
-def code_modules(paper: Paper) -> list[str]:
-    """The modules whose code computes a paper's results: its stages' run modules, its claims' and
-    its figures' (each with the replikit modules it imports: provenance.code_hash)."""
-    return sorted({s.run.__module__ for s in paper.stages} | {paper.claims.__module__}
-                  | {f.func.__module__ for f in paper.figures})
-
-
-def code_hashes(papers: Iterable[Paper]) -> dict[str, str]:
-    """Today's code hash of every module that computes the papers' results (module -> hash): the
-    report flags a result whose record names another hash, and a change reruns figures and claims."""
-    from ..provenance import code_hash
-
-    return {m: code_hash(m) for paper in papers for m in code_modules(paper)}
-
-
-def _source(func: Callable) -> str:
-    """Where a figure or the claims are computed: module and function, for the provenance record."""
-    return f"{func.__module__}.{func.__qualname__}"
-
-
-# ---------------------------------------------------------------- the registry
 
 
 class DeclarationError(ValueError):
@@ -615,7 +483,7 @@ def declaration_errors(paper: Paper, others: Mapping[str, str] | None = None,
             f"write it: a smoke, default and paper block of settings, and schema: with type: object, the "
             f"block's keys under properties, among them {ref}")
     else:
-        from ..config import SCHEMA_KEY, ConfigError, paper_file
+        from replikit.core.config import SCHEMA_KEY, ConfigError, paper_file
 
         try:
             props = paper_file(config_file)[SCHEMA_KEY].get("properties") or {}
@@ -642,106 +510,3 @@ def claim_figure_errors(paper: Paper, claims: list) -> list[str]:
             errors.append(f"claim {c.id} names figure {f!r}, which the paper does not declare; fix: use one "
                           f"of {', '.join(names)}")
     return errors
-
-
-def check(paper: Paper, others: Mapping[str, str] | None = None, configs: Path = CONFIGS) -> Paper:
-    """`paper`, or DeclarationError naming the paper, each broken rule's field and its fix."""
-    errors = declaration_errors(paper, others, configs)
-    if errors:
-        raise DeclarationError(f"paper {paper.name!r} ({_declared_in(paper.name)}.SPEC) breaks the paper "
-                               "interface:\n  " + "\n  ".join(errors))
-    return paper
-
-
-_REGISTRY: dict[str, Paper] = {}
-
-
-def _listed(name: str) -> None:
-    if name not in paper_names():
-        raise KeyError(f"no paper named {name!r}; declared: {', '.join(paper_names())} (a paper is "
-                       f"config/papers/<name>.yaml and src/replikit/papers/<name>.py)")
-
-
-def _declared_in(name: str) -> str:
-    """The module that declares paper `name`'s SPEC: `<name>_analysis` where the paper has one, else
-    `<name>`."""
-    analysis = f"{__package__}.{name}_analysis"
-    return analysis if importlib.util.find_spec(analysis) is not None else f"{__package__}.{name}"
-
-
-def get(name: str) -> Paper:
-    """The paper `name`, its module(s) imported (only they) and its declaration checked, once."""
-    _listed(name)
-    if name not in _REGISTRY:
-        where = _declared_in(name)
-        try:
-            module = importlib.import_module(where)
-        except ModuleNotFoundError as e:
-            if e.name != where:
-                raise
-            raise DeclarationError(f"paper {name!r}: config/papers/{name}.yaml exists but module {where} "
-                                   f"does not; fix: write src/replikit/papers/{name}.py, ending in RUNS = "
-                                   "Runs(...) and SPEC = Paper(RUNS, ...)") from None
-        spec = getattr(module, "SPEC", None)
-        if not isinstance(spec, Paper) or spec.name != name:
-            raise DeclarationError(f"paper {name!r}: {where} declares no SPEC = Paper(...) named "
-                                   f"{name!r}; fix: end it with SPEC = Paper(RUNS, ...), RUNS = "
-                                   f"Runs({name!r}, ...) being declared in {name}.py")
-        check(spec, {n: p.prefix for n, p in _REGISTRY.items()})
-        from .. import datasets
-
-        for ds in spec.datasets:
-            try:
-                datasets.register(ds)
-            except ValueError as e:
-                raise DeclarationError(f"paper {name!r}: datasets: {e}") from None
-        _REGISTRY[name] = spec
-    return _REGISTRY[name]
-
-
-def registry() -> dict[str, Paper]:
-    """All papers, by name: imports every one (a job uses `get` or `stage_of_job`)."""
-    return {name: get(name) for name in paper_names()}
-
-
-def _paper_and_stage(log: str) -> tuple[str, str]:
-    """Paper and stage names of a generated stage job from its log path `logs/<paper>/<stage>/...`."""
-    parts = Path(log).parts
-    # the `logs` folder of the workflow: the one followed by a paper's name (an absolute path may
-    # have other folders named logs above it)
-    at = [i for i, part in enumerate(parts[:-2]) if part == "logs"]
-    at = [i for i in at if parts[i + 1] in paper_names()] or at
-    if not at:
-        raise KeyError(f"log {log!r} is not logs/<paper>/<stage>/...: not a generated stage job")
-    name, what = parts[at[0] + 1: at[0] + 3]
-    return name, what
-
-
-def paper_of_job(log: str) -> str:
-    """The paper of a generated stage job, from its log path."""
-    return _paper_and_stage(log)[0]
-
-
-def stage_of_job(log: str) -> Stage:
-    """The stage a generated stage job runs, found from its log path `logs/<paper>/<stage>/...`
-    (`Stage.log`) and the paper's module `<name>.py` alone (its `RUNS`, which is the paper's `runs`): a
-    training job loads no other paper, and no analysis code of its own."""
-    name, what = _paper_and_stage(log)
-    _listed(name)
-    module = importlib.import_module(f"{__package__}.{name}")
-    runs = getattr(module, "RUNS", None)
-    if not isinstance(runs, Runs):
-        raise DeclarationError(f"paper {name!r}: {module.__name__} declares no RUNS = Runs(...); fix: "
-                               "declare its run side there (a stage job imports only that module)")
-    stage = next((s for s in runs.stages if s.name == what), None)
-    if stage is None:
-        raise KeyError(f"log {log!r}: {module.__name__}.RUNS has no stage {what!r}")
-    return stage
-
-
-def config_errors(config: dict, papers: list[str] | None = None) -> list[str]:
-    """Constraints between keys that a schema cannot express: each enabled paper's `config_errors`
-    (replikit.config.validate_config's `constraints`); `papers`: check these instead of the enabled."""
-    names = config.get("papers", []) if papers is None else papers
-    return [e for name in names if name in paper_names() and isinstance(config.get(name), dict)
-            for e in get(name).config_errors(config[name])]

@@ -22,16 +22,16 @@ from typing import ClassVar
 
 import torch
 
-from ..device import describe
-from ..io import tensor_digest, write_json
-from ..models import lookahead_gpt as lg
-from ..provenance import run_fingerprint
-from ..seeding import seed_everything
-from ..tasks import planning as pl
-from ..training import LoopConfig, make_optimizer, train_loop
-from . import unique_runs
-from .interface import Job, Runs, Stage
-from .interface import Run as NamedRun
+from replikit.core.device import describe
+from replikit.core.io import tensor_digest, write_json
+from replikit.core.seeding import seed_everything
+from replikit.core.training import LoopConfig, make_optimizer, train_loop
+from replikit.data.tasks import planning as pl
+from replikit.models import lookahead_gpt as lg
+from replikit.papers import unique_runs
+from replikit.papers.interface import Job, Runs, Stage
+from replikit.papers.interface import Run as NamedRun
+from replikit.reporting.provenance import run_fingerprint
 
 PAPER = "latent_lookahead"
 RESULTS = "results/latent_lookahead"

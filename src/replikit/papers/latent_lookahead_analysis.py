@@ -6,14 +6,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import plotting
-from ..aggregate import final_rows, per_seed, run_rows
-from ..claims import Claim, Part, Source, difference
-from ..fidelity import Departure
-from ..plotting import SEED_CI, sns
-from . import latent_lookahead as ll
-from .interface import Figure, Paper
-from .latent_lookahead import RunSpec
+from replikit.papers import latent_lookahead as ll
+from replikit.papers.interface import Figure, Paper
+from replikit.papers.latent_lookahead import RunSpec
+from replikit.reporting import plotting
+from replikit.reporting.plotting import SEED_CI, sns
+from replikit.scoring.aggregate import final_rows, per_seed, run_rows
+from replikit.scoring.claims import Claim, Part, Source, difference
+from replikit.scoring.fidelity import Departure
 
 pl = ll.pl  # the planning tasks: tokens, parsers, verifiers
 
@@ -467,7 +467,7 @@ def task_lengths(task: str, data: dict) -> tuple[int, int]:
     """Longest prompt and answer the task's generator can make (see the module docstring)."""
     import numpy as np
 
-    from ..tasks import planning as pl
+    from replikit.data.tasks import planning as pl
 
 
     if task in ("sudoku4", "sudoku9"):
@@ -486,16 +486,16 @@ def task_lengths(task: str, data: dict) -> tuple[int, int]:
 
 
 def cost(cfg: dict, run: str):
-    """The plan's cost model of one training job (`replikit.plan`): epochs * floor(n_train / batch)
+    """The plan's cost model of one training job (`replikit.plan.bill`): epochs * floor(n_train / batch)
     steps, n_train from the task's split fractions; sequences at the longest prompt and answer the
     task's generator can make (`task_lengths`, an upper bound)."""
     import torch
 
-    from ..models import lookahead_gpt as lg
-    from ..plan_cost import JobPlan, Piece, Setup, batches_per_epoch, fake_module
-    from ..tasks import planning as pl
-    from ..training import make_optimizer
-    from .latent_lookahead import RunSpec, performance
+    from replikit.core.training import make_optimizer
+    from replikit.data.tasks import planning as pl
+    from replikit.methods.step_cost import JobPlan, Piece, Setup, batches_per_epoch, fake_module
+    from replikit.models import lookahead_gpt as lg
+    from replikit.papers.latent_lookahead import RunSpec, performance
 
     spec = RunSpec.parse(run)
     data, t, m = cfg["data"][spec.task], cfg["training"][spec.task], cfg["model"]

@@ -33,12 +33,12 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from ..models.signal_transformer import SignalConfig, SignalTransformer
-from ..progress import Progress
-from ..seeding import derive_seed, seed_everything
-from ..training import DivergenceError, make_optimizer
-from . import unique_runs
-from .interface import Job, Run, Runs, Stage
+from replikit.core.progress import Progress
+from replikit.core.seeding import derive_seed, seed_everything
+from replikit.core.training import DivergenceError, make_optimizer
+from replikit.models.signal_transformer import SignalConfig, SignalTransformer
+from replikit.papers import unique_runs
+from replikit.papers.interface import Job, Run, Runs, Stage
 
 PAPER = "rank_collapse"
 RESULTS = "results/rank_collapse"

@@ -7,14 +7,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .. import plotting
-from ..aggregate import by_seed, endpoint_change, of_run, run_rows, seed_diff
-from ..claims import Claim, Part, Source
-from ..fidelity import Departure
-from ..plotting import SEED_CI, sns
-from . import rank_collapse as rc
-from .interface import Figure, Paper
-from .rank_collapse import RunSpec, base_d_k, training_model
+from replikit.papers import rank_collapse as rc
+from replikit.papers.interface import Figure, Paper
+from replikit.papers.rank_collapse import RunSpec, base_d_k, training_model
+from replikit.reporting import plotting
+from replikit.reporting.plotting import SEED_CI, sns
+from replikit.scoring.aggregate import by_seed, endpoint_change, of_run, run_rows, seed_diff
+from replikit.scoring.claims import Claim, Part, Source
+from replikit.scoring.fidelity import Departure
 
 SOURCE = "arXiv 2206.03126 (NeurIPS 2022)"
 QUAL = "qualitative; the paper's numbers were not verified offline"
@@ -332,14 +332,14 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
 
 
 def cost(cfg: dict, run: str):
-    """The plan's cost model of one job (`replikit.plan`): an init run is one forward and backward (no
+    """The plan's cost model of one job (`replikit.plan.bill`): an init run is one forward and backward (no
     optimizer) per batch, n_batches per depth of init.depths; a training run `training.steps` steps."""
     import torch
     import torch.nn.functional as F
 
-    from ..plan_cost import Builder, JobPlan, Piece, Setup, fake_module
-    from ..training import make_optimizer
-    from .rank_collapse import RunSpec, base_d_k, build_model, run_config, task_loss
+    from replikit.core.training import make_optimizer
+    from replikit.methods.step_cost import Builder, JobPlan, Piece, Setup, fake_module
+    from replikit.papers.rank_collapse import RunSpec, base_d_k, build_model, run_config, task_loss
 
     spec = RunSpec.parse(run)
     cfg = run_config(cfg, spec)  # the run's own model and data (a training run may override them)

@@ -8,17 +8,17 @@ from __future__ import annotations
 import inspect
 from pathlib import Path
 
-from . import paper_names
-from .interface import get
+from replikit.papers import paper_names
+from replikit.papers.registry import get
 
 PACKAGE = Path(__file__).resolve().parents[1]  # the replikit package folder
 FIXED = (  # the workflow's own rules: name, file, what it runs
     ("prepare_dataset", "workflow/rules/data.smk",
-     "`replikit.data.prepare` (workflow/scripts/prepare_dataset.py)"),
+     "`replikit.data.prepare.prepare` (workflow/scripts/prepare_dataset.py)"),
     ("cost_plan", "workflow/rules/report.smk",
-     "`replikit.plan` (workflow/scripts/cost_plan.py), where config key report.cost_plan is true"),
+     "`replikit.plan.bill` (workflow/scripts/cost_plan.py), where config key report.cost_plan is true"),
     ("report", "workflow/rules/report.smk",
-     "`replikit.report.load_inputs` and `render` (workflow/scripts/report.py)"),
+     "`replikit.reporting.report.load_inputs` and `render` (workflow/scripts/report.py)"),
     ("all", "Snakefile", "every paper's figures, scorecard and benchmark records, and the report"),
 )
 

@@ -1,0 +1,334 @@
+"""The scale ladder: a paper's walk from its default (CPU) block toward its paper block, one knob at
+a time, so that a proxy that disagrees with its paper can be traced to the setting that matters.
+
+A paper's config file may declare
+
+    ladder:
+      base: default                 # the scale block rung 0 is
+      seeds: [0, 1, 2, 3, 4]
+      claims: [LL-1, LL-3]          # the rows the ladder is about (the summary shows every row)
+      scope: {tasks: [sudoku4]}     # optional: keys set at every rung, rung 0 included
+      rungs:
+        - name: steps_16x           # rung 1, on top of rung 0
+          knob: steps
+          reason: one line: why this knob, toward which paper setting
+          set: {training: {sudoku4: {epochs: 128}}}      # the knob's keys
+          budget: {tasks: [sudoku4]}                     # optional: cuts that fit the CPU budget
+          budget_reason: one line
+          seeds: [0, 1, 2]                               # optional: fewer seeds, said
+          changed: "2026-11-25: ..."                     # a rung changed after its result says so
+
+Rung k's configuration is the base block with the `set` and `budget` of rungs 1..k merged over it,
+key by key: a complete configuration whose runs are ordinary runs. Each rung has its own output
+tree, `results/ladder/<paper>/<rung>/` (config key `outdir`), and the rungs share one run store
+(`replikit.core.run_store`), so a run that two rungs define alike trains once.
+
+    python -m replikit.plan.ladder plan latent_lookahead          # every rung's predicted CPU / GPU hours
+    python -m replikit.plan.ladder run latent_lookahead [--rung steps_16x] [--cores 2]
+    python -m replikit.plan.ladder summary latent_lookahead       # figure, table, the report's section
+
+A rung is also a plain Snakemake target: `snakemake --cores 2 --configfile
+results/ladder/<paper>/<rung>/rung.yaml` (the file `run` and `plan` write). The default-scale
+verdicts stay what they are: the ladder is evidence beside them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from replikit.core.config import LADDER_KEY, ConfigError, _merged, paper_file
+
+ROOT = Path(__file__).resolve().parents[3]
+LADDER_ROOT = Path("results/ladder")
+
+
+@dataclass(frozen=True)
+class Rung:
+    """One rung: its index (0 = the base block), name, knob and reason, and its complete overrides
+    of the base block (every earlier rung's too)."""
+
+    index: int
+    name: str
+    knob: str
+    reason: str
+    overrides: dict
+    seeds: list[int]
+    budget_reason: str = ""
+    changed: str = ""
+    own: dict = field(default_factory=dict)  # this rung's own keys (set and budget), for the table
+
+    def label(self) -> str:
+        return f"{self.index} {self.name}"
+
+
+@dataclass(frozen=True)
+class Ladder:
+    paper: str
+    base: str
+    claims: list[str]
+    rungs: list[Rung]
+
+    def rung(self, name: str) -> Rung:
+        for r in self.rungs:
+            if name in (r.name, str(r.index)):
+                return r
+        raise ConfigError(
+            f"{self.paper}'s ladder has no rung {name!r} (it has: {', '.join(r.name for r in self.rungs)})"
+        )
+
+    def outdir(self, rung: Rung) -> Path:
+        return LADDER_ROOT / self.paper / rung.name
+
+    def store(self) -> Path:
+        return LADDER_ROOT / self.paper / "store"
+
+
+_RUNG_KEYS = {"name", "knob", "reason", "set", "budget", "budget_reason", "seeds", "changed"}
+_LADDER_KEYS = {"base", "seeds", "claims", "scope", "rungs"}
+
+
+def parse(paper: str, raw: dict) -> Ladder:
+    """A ladder declaration (the `ladder:` mapping of a paper's config file), checked."""
+    where = f"config/papers/{paper}.yaml `ladder:`"
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where} must be a mapping (base, seeds, claims, scope, rungs)")
+    extra = set(raw) - _LADDER_KEYS
+    if extra:
+        raise ConfigError(f"{where}: unknown keys {sorted(extra)} (it takes {sorted(_LADDER_KEYS)})")
+    if not isinstance(raw.get("rungs"), list) or not raw["rungs"]:
+        raise ConfigError(f"{where} needs `rungs:`, a list of rungs (name, knob, reason, set)")
+    seeds = list(raw.get("seeds") or [0, 1, 2, 3, 4])
+    base = raw.get("base", "default")
+    scope = copy.deepcopy(raw.get("scope") or {})
+    rung0 = f"the {base} block as it is" + (" within the ladder's scope" if scope else "")
+    rungs = [Rung(0, base, "none", rung0, copy.deepcopy(scope), seeds)]
+    overrides: dict = copy.deepcopy(scope)
+    for i, r in enumerate(raw["rungs"], start=1):
+        extra = set(r) - _RUNG_KEYS
+        missing = {"name", "knob", "reason", "set"} - set(r)
+        if extra or missing:
+            raise ConfigError(
+                f"{where} rung {i}: "
+                + "; ".join(
+                    ([f"unknown keys {sorted(extra)}"] if extra else [])
+                    + ([f"missing {sorted(missing)}"] if missing else [])
+                )
+            )
+        if r["name"] in {x.name for x in rungs} or not str(r["name"]).isidentifier():
+            raise ConfigError(f"{where} rung {i}: name {r['name']!r} must be a new identifier")
+        own = _merged(copy.deepcopy(r["set"]), copy.deepcopy(r.get("budget") or {}))
+        overrides = _merged(overrides, copy.deepcopy(own))
+        rungs.append(
+            Rung(
+                i,
+                r["name"],
+                r["knob"],
+                r["reason"],
+                copy.deepcopy(overrides),
+                list(r.get("seeds") or seeds),
+                r.get("budget_reason", ""),
+                r.get("changed", ""),
+                own,
+            )
+        )
+    return Ladder(paper, base, list(raw.get("claims") or []), rungs)
+
+
+def load(paper: str, path: str | Path | None = None) -> Ladder:
+    """The ladder `paper` declares in config/papers/<paper>.yaml (or in the YAML file `path`, whose
+    top level is the `ladder:` mapping: e.g. a test's tiny ladder)."""
+    if path is not None:
+        return parse(paper, yaml.safe_load(Path(path).read_text()))
+    blocks = paper_file(ROOT / "config" / "papers" / f"{paper}.yaml")
+    if LADDER_KEY not in blocks:
+        raise ConfigError(f"config/papers/{paper}.yaml declares no `ladder:`; add one "
+                          "(see replikit.plan.ladder)")
+    return parse(paper, blocks[LADDER_KEY])
+
+
+def rung_config(ladder: Ladder, rung: Rung) -> dict:
+    """The --configfile of one rung: the base scale, this paper alone, its seeds, its own output tree
+    and the ladder's run store."""
+    own = copy.deepcopy(rung.overrides)
+    schema = paper_file(ROOT / "config" / "papers" / f"{ladder.paper}.yaml")["schema"]
+    if "seeds" in schema.get("properties", {}):  # a paper with its own seeds key (it wins over the global)
+        own["seeds"] = rung.seeds
+    return {
+        "scale": ladder.base,
+        "papers": [ladder.paper],
+        "seeds": rung.seeds,
+        "report": {"cost_plan": False},
+        "outdir": str(ladder.outdir(rung)),
+        "run_store": str(ladder.store()),
+        ladder.paper: own,
+    }
+
+
+def write_rung_config(ladder: Ladder, rung: Rung) -> Path:
+    path = ladder.outdir(rung) / "rung.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    head = (
+        f"# {ladder.paper} ladder, rung {rung.index} ({rung.name}): knob {rung.knob}. {rung.reason}\n"
+        "# Written by python -m replikit.plan.ladder from the paper's config file: edit the ladder there.\n"
+    )
+    path.write_text(head + yaml.safe_dump(rung_config(ladder, rung), sort_keys=False))
+    return path
+
+
+# ---------------------------------------------------------------- plan and run
+
+
+def plan_rungs(ladder: Ladder, rungs: list[Rung]) -> list[dict]:
+    """Each rung's predicted hours (replikit.plan.bill's cost model): CPU on this machine (one thread per
+    job) and the reference GPUs, summed over its training jobs. Runs an earlier rung already defines
+    alike are counted once, at the first rung that needs them."""
+    from replikit.methods.step_cost import cpu_matmul_flops
+    from replikit.plan import bill as plan
+
+    cpu = cpu_matmul_flops()
+    peaks = plan.with_cpu(cpu)
+    seen: set[str] = set()
+    out = []
+    for rung in rungs:
+        config = plan.load([str(write_rung_config(ladder, rung))])
+        jobs = plan.plan(config, {}, peaks, log=None)
+        new = []
+        for j in jobs:
+            ident = f"{j.run}/{j.seed}/{_job_config(config, ladder.paper, j.run)}"
+            if ident not in seen:
+                seen.add(ident)
+                new.append(j)
+        hours = {acc: sum(j.hours[acc] for j in new) for acc in peaks}
+        out.append(
+            {
+                "rung": rung.index,
+                "name": rung.name,
+                "knob": rung.knob,
+                "jobs": len(jobs),
+                "new_jobs": len(new),
+                "cpu_hours": hours["CPU"],
+                "gpu_hours": {a: hours[a] for a in plan.ACCELERATORS},
+                "cpu_gflops_measured": cpu / 1e9,  # the 1-thread matmul peak the CPU hours assume
+            }
+        )
+    return out
+
+
+def _job_config(config: dict, paper: str, run: str) -> str:
+    """What defines a training job of `run` (the rule's cfg param), as the run store keys it."""
+    from replikit.papers.registry import get
+
+    p = get(paper)
+    stage = next(s for s in p.stages if s.config and "{run}" in next(iter(s.outputs.values())))
+    wildcards = type("W", (), {"run": run, "seed": "0"})()
+    return json.dumps(stage.config(config[paper], wildcards), sort_keys=True)
+
+
+def format_plan(rows: list[dict]) -> str:
+    head = "| rung | knob | jobs (new) | predicted CPU-h (1 thread/job) | H100-h | A100-h |"
+    lines = [head, "|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(
+            f"| {r['rung']} {r['name']} | {r['knob']} | {r['jobs']} ({r['new_jobs']}) | "
+            f"{r['cpu_hours']:.2f} | {r['gpu_hours']['H100']:.3f} | {r['gpu_hours']['A100']:.3f} |"
+        )
+    return "\n".join(lines)
+
+
+def run_rung(ladder: Ladder, rung: Rung, cores: int, extra: list[str]) -> int:
+    """Build one rung's figures and scorecard with Snakemake; the wall time is recorded beside it."""
+    from replikit.papers.registry import get
+
+    cfg = write_rung_config(ladder, rung)
+    targets = [t for t in get(ladder.paper).targets() if "benchmark" not in t]
+    cmd = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "--snakefile",
+        str(ROOT / "Snakefile"),
+        "--cores",
+        str(cores),
+        "--configfile",
+        str(cfg),
+        "--rerun-incomplete",
+        *extra,
+        *targets,
+    ]
+    print(f"ladder: rung {rung.label()} ({rung.knob}):", " ".join(cmd), flush=True)
+    start = time.time()
+    rc = subprocess.call(cmd)
+    record = {
+        "rung": rung.index,
+        "name": rung.name,
+        "rc": rc,
+        "wall_s": round(time.time() - start, 1),
+        "finished": time.strftime("%Y-%m-%d %H:%M:%S"),
+        "cores": cores,
+    }
+    if "-n" not in extra and "--dry-run" not in extra:
+        (ladder.outdir(rung) / "wall.json").write_text(json.dumps(record, indent=1))
+    return rc
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        prog="python -m replikit.plan.ladder",
+        description=__doc__.split("\n\n")[0],
+        epilog="Rungs run one after another; a rung's runs shared with an earlier "
+        "rung are copied from the ladder's run store.",
+    )
+    ap.add_argument(
+        "action",
+        choices=["plan", "run", "summary"],
+        help="plan: predicted hours per rung; run: build rungs; summary: figure, table, report section",
+    )
+    ap.add_argument("paper", help="a paper whose config file declares `ladder:`")
+    ap.add_argument(
+        "--rung", action="append", help="only this rung (name or index; repeatable); default: all"
+    )
+    ap.add_argument("--cores", type=int, default=2, help="Snakemake --cores per rung (default: 2)")
+    ap.add_argument("--ladder-file", help="a YAML file holding a ladder mapping, instead of the paper's own")
+    ap.add_argument("--dry-run", action="store_true", help="run: Snakemake's dry run of each rung")
+    args = ap.parse_args(argv)
+    try:
+        ladder = load(args.paper, args.ladder_file)
+        rungs = [ladder.rung(r) for r in args.rung] if args.rung else ladder.rungs
+    except ConfigError as e:
+        print(f"replikit.plan.ladder: {e}", file=sys.stderr)
+        return 1
+    if args.action == "plan":
+        rows = plan_rungs(ladder, rungs)
+        out = ladder.outdir(ladder.rungs[0]).parent / "plan.json"
+        kept = json.loads(out.read_text()) if out.is_file() else []  # other rungs' earlier plans stay
+        planned = {r["rung"] for r in rows}
+        merged = sorted([r for r in kept if r["rung"] not in planned] + rows, key=lambda r: r["rung"])
+        out.write_text(json.dumps(merged, indent=1))
+        print(format_plan(rows))
+        print(
+            f"CPU: {rows[0]['cpu_gflops_measured']:.1f} GFLOP/s measured (1 thread, fp32 matmul) at the "
+            "start; plan on a quiet machine, a loaded one inflates the CPU hours"
+        )
+        print(f"(written to {out})")
+        return 0
+    if args.action == "run":
+        rcs = [run_rung(ladder, r, args.cores, ["-n"] if args.dry_run else []) for r in rungs]
+        if args.dry_run or any(rcs):
+            return max(rcs)
+    from replikit.reporting.ladder_summary import summarize
+
+    summarize(ladder)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,79 @@
+"""A paper's pilot: the margins its equivalence claims use, set from runs on seeds that no verdict uses,
+by a rule stated in the paper's module before the pilot ran (issue 30).
+
+    python -m snakemake --cores 2 --config scale=default 'papers=["depthwise_transfer"]' \\
+        'seeds=[100,101,102,103,104]' outdir=pilot/dt_default --until dt_train
+    python -m replikit.plan.pilot depthwise_transfer --scale default --runs pilot/dt_default/results
+
+(a paper whose block sets its own `seeds`, as continual learning's does, takes them there too:
+`'continual_learning={"seeds": [100,101,102,103,104]}'`; targets go before `--config`) writes
+`config/pilots/<paper>.<scale>.json`: the pilot's curves (loss per learning rate, per network and
+seed), the rule, and the margins it gives, which then go into the paper's config block by hand, in a
+commit before the verdict runs. `tests/test_depthwise_transfer.py` recomputes the committed margins
+from the committed pilot.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+PILOTS = Path(__file__).resolve().parents[3] / "config" / "pilots"
+# paper -> the module that holds its margin rule: MARGIN_RULE, MARGIN_LOSS_COST, pilot_curves(paths, cfg)
+# and margins_from_curves(curves, cfg)
+PAPERS = {"depthwise_transfer": "replikit.papers.depthwise_transfer_analysis",
+          "continual_learning": "replikit.papers.continual_learning_analysis"}
+
+
+def rule_module(paper: str):
+    import importlib
+
+    return importlib.import_module(PAPERS[paper])
+
+
+def pilot_file(paper: str, scale: str) -> Path:
+    return PILOTS / f"{paper}.{scale}.json"
+
+
+def read_curves(pilot: dict) -> dict[str, dict[int, dict[float, float]]]:
+    """A pilot file's curves with numeric seeds and grid values, as `margins_from_curves` takes them."""
+    return {run: {int(seed): {float(x): y for x, y in by_x.items()} for seed, by_x in by_seed.items()}
+            for run, by_seed in pilot["curves"].items()}
+
+
+def main(argv: list[str] | None = None) -> None:
+    from replikit.plan.bill import load
+
+    ap = argparse.ArgumentParser(prog="python -m replikit.plan.pilot", description=__doc__.split("\n")[0])
+    ap.add_argument("paper", choices=sorted(PAPERS))
+    ap.add_argument("--scale", required=True, help="the scale whose config block the margins are for")
+    ap.add_argument("--runs", type=Path, required=True,
+                    help="the pilot's results folder (its <paper>/runs/<run>/seed<N>/metrics.json)")
+    a = ap.parse_args(argv)
+    module = rule_module(a.paper)
+    config = load([f"config/{a.scale}.yaml"] if a.scale != "default" else [])
+    cfg = config[a.paper]
+    paths = sorted((a.runs / a.paper / "runs").glob("*/seed*/metrics.json"))
+    if not paths:
+        raise SystemExit(f"no pilot runs under {a.runs / a.paper / 'runs'}: run the pilot first (see --help)")
+    curves = module.pilot_curves(paths, cfg)
+    seeds = sorted({s for by_seed in curves.values() for s in by_seed})
+    if set(seeds) & set(config["seeds"]):
+        raise SystemExit(f"pilot seeds {seeds} overlap the verdict seeds {config['seeds']}: a pilot must use "
+                         "seeds that no verdict uses")
+    margins = module.margins_from_curves(curves, cfg)
+    out = pilot_file(a.paper, a.scale)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({
+        "paper": a.paper, "scale": a.scale, "seeds": seeds,
+        "rule": module.MARGIN_RULE, "loss_cost": module.MARGIN_LOSS_COST,
+        "margins": {c: m["margin"] for c, m in margins.items()}, "derivation": margins,
+        "curves": {run: {str(s): {f"{x:g}": y for x, y in by_x.items()} for s, by_x in by_seed.items()}
+                   for run, by_seed in curves.items()},
+    }, indent=1) + "\n")
+    print(f"wrote {out}: margins " + ", ".join(f"{c} {m['margin']}" for c, m in margins.items()))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,5 @@
+"""Reporting: the report (HTML and Markdown), figure helpers and colours (`plotting`), the
+provenance of every result (`provenance`: commit, code hash, staleness), and the scale ladder's
+figure, table and report section (`ladder_summary`).
+
+May import: every room below it: `core`, `data`, `models`, `methods`, `scoring`."""

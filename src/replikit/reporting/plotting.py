@@ -1,0 +1,293 @@
+"""One seaborn style for every figure, and a `save` that marks subset data."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+
+
+class LazyModule:
+    """Module `name`, imported on its first attribute access. Claims jobs import their paper's figure
+    module, but only figure jobs draw: seaborn, with scipy.stats, costs ~1.5 s. (Not a LazyLoader
+    module in sys.modules: anything that scans sys.modules, such as torch's import, would load it.)"""
+
+    def __init__(self, name: str, setup: Callable[[], object] = lambda: None) -> None:
+        self._name, self._setup = name, setup
+
+    def __getattr__(self, attr: str):
+        if self._name not in sys.modules:
+            self._setup()
+        return getattr(importlib.import_module(self._name), attr)
+
+
+def pyplot() -> ModuleType:
+    """matplotlib.pyplot on the Agg backend, imported when a figure is drawn (not by claims jobs)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+sns: ModuleType = LazyModule("seaborn", setup=pyplot)  # type: ignore[assignment]
+
+PALETTE = "colorblind"
+def seed_interval(values) -> tuple[float, float]:
+    """The figures' error bars and bands: the scorecard's own interval (90 % Student-t over seeds,
+    replikit.scoring.stats.t_interval), so that a figure and its claim row show the same bracket. Seaborn
+    calls it as `errorbar=seed_interval`; one seed draws no bar."""
+    from replikit.scoring.stats import t_interval
+
+    _, low, high = t_interval(list(values), 0.90)
+    return low, high
+
+
+SEED_CI = seed_interval  # errorbar=SEED_CI in every figure
+
+
+def set_style() -> None:
+    sns.set_theme(context="paper", style="whitegrid", palette=PALETTE, font_scale=1.1)
+    pyplot().rcParams.update({"figure.dpi": 120, "savefig.dpi": 150, "savefig.bbox": "tight",
+                              "axes.titleweight": "bold"})
+
+
+def new_figure(ncols: int = 1, width: float = 5.0, height: float = 3.6):
+    set_style()
+    return pyplot().subplots(1, ncols, figsize=(width * ncols, height), squeeze=False)
+
+
+def _rgb(colour) -> tuple | None:
+    from matplotlib.colors import to_rgb
+
+    try:
+        return tuple(round(v, 3) for v in to_rgb(colour))
+    except (ValueError, TypeError):
+        return None
+
+
+def _legend_keys(axes) -> tuple[dict, dict]:
+    """From the legends of `axes`: colour -> label (coloured keys) and line style -> label (keys in a
+    neutral grey, which encode by line style); the first label of each."""
+    by_colour, by_style = {}, {}
+    for ax in axes:
+        legend = ax.get_legend()
+        if legend is None:
+            continue
+        for text, handle in zip(legend.get_texts(), legend.legend_handles, strict=False):
+            if handle is None or not hasattr(handle, "get_color") or not handle.get_visible() \
+                    or handle.get_linewidth() == 0:  # seaborn's subtitles ("model", "K") draw nothing
+                continue
+            rgb = _rgb(handle.get_color())
+            if rgb is not None and rgb[0] == rgb[1] == rgb[2]:
+                by_style.setdefault(handle.get_linestyle(), text.get_text())
+            elif rgb is not None:
+                by_colour.setdefault(rgb, text.get_text())
+    return by_colour, by_style
+
+
+def say_coinciding(fig) -> None:
+    """In every panel where two differently drawn series (colour or line style) lie exactly on top of
+    each other, the lower one hidden, name them in the panel: "'invariant (D4), K=1' and
+    'invariant (D4), K=8' coincide"."""
+    every_colour, every_style = _legend_keys(fig.axes)
+    for ax in fig.axes:
+        own_colour, own_style = _legend_keys([ax])
+        colours, styles = {**every_colour, **own_colour}, {**every_style, **own_style}
+
+        def name(line, colours=colours, styles=styles) -> str:
+            parts = [colours.get(_rgb(line.get_color())), styles.get(line.get_linestyle())]
+            return ", ".join(p for p in parts if p) or "a series"
+
+        seen: dict[tuple, object] = {}
+        pairs = []
+        for line in ax.lines:
+            x, y = np.asarray(line.get_xdata(), dtype=float), np.asarray(line.get_ydata(), dtype=float)
+            if y.size < 2 or not np.isfinite(y).all():
+                continue
+            key = (x.tobytes(), np.round(y, 12).tobytes())
+            look = (_rgb(line.get_color()), line.get_linestyle())
+            if key in seen and (_rgb(seen[key].get_color()), seen[key].get_linestyle()) != look:
+                pairs.append((name(seen[key]), name(line)))
+            seen.setdefault(key, line)
+        if pairs and not any("all arms" in t.get_text() for t in ax.texts):  # else said already
+            said = "; ".join(f"'{a}' and '{b}'" for a, b in dict.fromkeys(pairs))
+            ax.text(0.02, 0.98, f"{said} coincide (identical values; one hides the other)",
+                    transform=ax.transAxes, fontsize=6, va="top", wrap=True,
+                    bbox={"boxstyle": "round", "fc": "white", "ec": "0.7", "alpha": 0.9})
+
+
+# What the figure job knows of the runs a figure draws (set_drawn): their seeds, and the images the
+# runs used of a subset file; `finish` writes them under the title.
+_DRAWN: dict = {}
+
+
+def set_drawn(seeds: int | None = None, images: str | None = None) -> None:
+    """Facts about the runs the next figure draws, for its banner: the number of seeds and, for a
+    subset file, the images the runs used (e.g. "256 training / 500 test images")."""
+    _DRAWN.clear()
+    _DRAWN.update({k: v for k, v in {"seeds": seeds, "images": images}.items() if v is not None})
+
+
+def finish(fig, title: str, scale: str, subset: bool) -> None:
+    """What every figure gets before it is written: panels where series coincide say so
+    (`say_coinciding`), then the title with the scale, the seeds drawn and, on a CIFAR-10 subset,
+    the images the runs used (as `set_drawn` says)."""
+    say_coinciding(fig)
+    note = f"scale: {scale}"
+    if "seeds" in _DRAWN:
+        note += f" | {_DRAWN['seeds']} seed{'s' if _DRAWN['seeds'] != 1 else ''}"
+    if subset:
+        used = f"; these runs: {_DRAWN['images']}" if "images" in _DRAWN else ""
+        note += (f"\nDATA: a CIFAR-10 SUBSET file (7,728 train / 1,000 test images){used}; "
+                 "not the full dataset")
+    fig.tight_layout()
+    fig.suptitle(f"{title}\n{note}", fontsize=10, y=1.0, va="bottom")
+
+
+def save(fig, path: str | Path, title: str, scale: str, subset: bool) -> None:
+    """`finish` the figure and save it atomically."""
+    finish(fig, title, scale, subset)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.stem}.tmp{path.suffix}")
+    fig.savefig(tmp)
+    pyplot().close(fig)
+    tmp.replace(path)
+
+
+def colour_map(levels) -> dict:
+    """One colour per level, in the order given (e.g. the config's order of conditions): pass it as
+    seaborn's `palette` with `hue_order=list(mapping)` and use it for every extra artist of the same
+    level, so a colour means one thing whatever order the runs come in."""
+    levels = list(dict.fromkeys(levels))
+    return dict(zip(levels, sns.color_palette(PALETTE, max(len(levels), 1)), strict=False))
+
+
+def hue_colours(levels, ordered: bool = False) -> dict:
+    """One colour per level for seaborn's `palette` (with `hue_order=list(mapping)`), and for every
+    extra artist of the same level. Categories keep the order given, on the qualitative palette;
+    `ordered` levels (widths, depths, gamma0, T, similarity, K ...) are sorted numerically and drawn
+    on a sequential palette, dark to light, so that their order reads off the colour."""
+    levels = list(dict.fromkeys(levels))
+    if not ordered:
+        return colour_map(levels)
+    levels = sorted(levels, key=float)
+    # viridis without its last, pale-yellow fifth (hard to see on white)
+    colours = sns.color_palette("viridis", max(len(levels), 1) + 1)[: len(levels)] if len(levels) > 1 \
+        else sns.color_palette("viridis", 3)[:1]
+    return dict(zip(levels, colours, strict=True))
+
+
+def hue_args(levels, ordered: bool = False) -> dict:
+    """seaborn keyword arguments `hue_order` and `palette` from `hue_colours`."""
+    colours = hue_colours(levels, ordered)
+    return {"hue_order": list(colours), "palette": colours}
+
+
+def mark_grid_ends(ax, x, y, on_end, label: str = "at an end of the grid: a bound, not a located optimum"
+                   ) -> None:
+    """Hollow rings around the points (x, y) where `on_end` is true: optima found at an end of their
+    grid, which bound the optimum rather than locate it; keyed in the panel's legend."""
+    x, y, on_end = (np.asarray(v) for v in (x, y, on_end))
+    if on_end.any():
+        ax.scatter(x[on_end], y[on_end], s=110, facecolors="none", edgecolors="black", linewidths=1.2,
+                   zorder=6, label=f"{int(on_end.sum())} of {on_end.size} seeds {label}")
+        ax.legend(fontsize=7)
+
+
+def say_on_panel(ax, text: str) -> None:
+    """A sentence in the panel (e.g. "all arms 0 % exact match: no arm learned"), where a reader looks."""
+    ax.text(0.5, 0.5, text, transform=ax.transAxes, ha="center", va="center", fontsize=8,
+            bbox={"boxstyle": "round", "fc": "white", "ec": "0.6", "alpha": 0.9})
+
+
+VERDICT_COLOURS = {"replicated": "#2e7d32", "not replicated": "#c62828", "inconclusive": "#b8860b"}
+
+
+def _row_limits(part: dict) -> tuple[float, float]:
+    xs = [v for v in (*part["per_seed"].values(), part["threshold"], part.get("paper_value"),
+                      part["ci_low"], part["ci_high"]) if v is not None]
+    lo, hi = min(xs), max(xs)
+    # a row whose values all coincide (e.g. every arm at 0) gets a readable width, not +-1e-5
+    pad = 0.08 * (hi - lo) if hi - lo > 1e-9 else max(0.05 * abs(hi), 0.05)
+    return lo - pad, hi + pad
+
+
+def _stacked(values: list[float], base: float = 0.25, step: float = 0.12) -> list[float]:
+    """Heights for seed dots: equal values stack upwards instead of hiding one another."""
+    seen: dict[float, int] = {}
+    heights = []
+    for v in values:
+        heights.append(base + step * seen.get(v, 0))
+        seen[v] = seen.get(v, 0) + 1
+    return heights
+
+
+def _row_title(claim: dict, part: dict) -> str:
+    """A forest row's full title, wrapped, never cut: claim, fidelity, label, verdict and why a rule made
+    it inconclusive, and the evidence (seeds on the claimed side, sign-flip p)."""
+    import textwrap
+
+    tag = claim["fidelity"] + (", our hypothesis" if claim.get("kind") == "hypothesis" else "")
+    why = part.get("no_evidence", "").removeprefix(part["label"] + ": ")  # e.g. "... did not learn ..."
+    verdict = part["verdict"] + (f" ({why})" if why else "")
+    n = part.get("n_seeds") or len(part["per_seed"])
+    p = part.get("p_value")
+    evidence = f"; {part['n_agree']}/{n} seeds on the claimed side, p = {p:.2g}" \
+        if p is not None and "n_agree" in part else ""
+    return textwrap.fill(f"{claim['id']} [{tag}] {part['label']}: {verdict}{evidence}", 150)
+
+
+def forest_plot(card: dict, path: str | Path) -> None:
+    """One row per measured claim part: per-seed points, mean and interval (coloured by verdict), the
+    threshold (dashed) with the side the claim needs shaded, and the paper's value (star) where it
+    states one; each row has its own x scale (the parts' statistics have different units). Titles wrap
+    rather than being cut. Claims that were not measured are listed, not drawn."""
+    rows = [(c, p) for c in card["claims"] for p in c["parts"]]
+    titles = [_row_title(c, p) for c, p in rows]
+    # tight_layout pads every row for the tallest title, so each row's height allows for it
+    lines = max((t.count("\n") + 1 for t in titles), default=1)
+    n = max(len(rows), 1)
+    set_style()
+    fig, axes = pyplot().subplots(n, 1, figsize=(9, (0.62 + 0.16 * (lines - 1)) * n + 0.9), squeeze=False)
+    stars = False
+    for ax, (_, part), title in zip(axes[:, 0], rows, titles, strict=False):
+        colour = VERDICT_COLOURS[part["verdict"]]
+        seeds = list(part["per_seed"].values())
+        ax.scatter(seeds, _stacked(seeds), s=14, c="grey", alpha=0.8, zorder=2)
+        if part["ci_low"] is not None:  # one seed has no interval
+            ax.plot([part["ci_low"], part["ci_high"]], [0, 0], c=colour, lw=3, zorder=3)
+        if part["mean"] is not None:
+            ax.scatter([part["mean"]], [0], s=50, c=colour, marker="D", zorder=4)
+        ax.axvline(part["threshold"], ls="--", c="black", lw=0.9)
+        lo, hi = _row_limits(part)
+        ax.set_xlim(lo, hi)
+        above = part.get("direction", "above") == "above"
+        side = (part["threshold"], hi) if above else (lo, part["threshold"])
+        ax.axvspan(*side, color="grey", alpha=0.08, lw=0, zorder=0)
+        if part.get("paper_value") is not None:
+            stars = True
+            ax.scatter([part["paper_value"]], [0], s=110, c="red", marker="*", zorder=5)
+        ax.set_ylim(-0.6, 0.9)
+        ax.set_yticks([])
+        ax.tick_params(axis="x", labelsize=7, pad=1)
+        ax.grid(axis="y", visible=False)
+        ax.set_title(title, fontsize=7.5, loc="left", fontweight="normal", pad=2, color=colour)
+    if not rows:
+        axes[0, 0].set_axis_off()
+    missing = [c["id"] for c in card["claims"] if not c["parts"]]
+    foot = ("grey dots: seeds (equal values stacked); diamond and bar: mean and "
+            f"{round(100 * card['claims'][0]['ci_level']) if card['claims'] else 90}% t-interval; dashed: "
+            "threshold, shaded on the side the claim needs"
+            + ("; red star: the paper's value" if stars else ""))
+    if missing:
+        foot += "\nnot measured at this scale: " + ", ".join(missing)
+    fig.tight_layout(h_pad=0.6)
+    fig.text(0.01, 0, foot, fontsize=7, va="top")
+    save(fig, path, f"{card['paper']}: claim parts", card["scale"], card.get("subset", False))

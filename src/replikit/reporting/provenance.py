@@ -1,0 +1,190 @@
+"""Provenance of a result: rule, script, config values, git commit, package versions, device."""
+
+from __future__ import annotations
+
+import ast
+import datetime as dt
+import functools
+import hashlib
+import platform
+import subprocess
+import sys
+from importlib import metadata
+from pathlib import Path
+
+PACKAGES = ("torch", "torchvision", "snakemake", "numpy", "pandas", "seaborn", "matplotlib",
+            "datasets", "replikit")
+
+
+REPOSITORY = Path(__file__).resolve().parents[3]  # the checkout that holds src/replikit
+
+
+def git_commit(cwd: str | Path = REPOSITORY) -> str:
+    """HEAD commit of the checkout that holds this code (not of the folder a job runs in, which is
+    often outside it), with `+dirty` when its work tree has uncommitted changes; `unknown` outside git."""
+    try:
+        sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True,
+                             check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=cwd,
+                               capture_output=True, text=True, check=True).stdout.strip()
+        return sha + ("+dirty" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def git_state(cwd: str | Path = REPOSITORY) -> dict:
+    """The commit and whether the work tree had uncommitted changes, as two fields."""
+    commit = git_commit(cwd)
+    return {"commit": commit.removesuffix("+dirty"), "dirty": commit.endswith("+dirty")}
+
+
+PACKAGE_ROOT = Path(__file__).resolve().parents[1]  # src/replikit
+
+
+def _module_file(name: str, root: Path) -> Path | None:
+    """The source file of replikit module `name` (dotted, from the package root), if it is one."""
+    parts = name.split(".")[1:]
+    if not parts:
+        return root / "__init__.py"
+    rel = Path(*parts)
+    for candidate in (root / rel.with_suffix(".py"), root / rel / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _imports(path: Path, name: str, root: Path) -> set[str]:
+    """The replikit modules that module `name` (file `path`) imports, anywhere in its body."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.split(".")[0] == root.name}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[:len(base) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if target.split(".")[0] != root.name:
+                continue
+            found.add(target)
+            found |= {f"{target}.{a.name}" for a in node.names}  # `from . import x`: x may be a module
+    return {m for m in found if _module_file(m, root)}
+
+
+@functools.cache
+def code_files(module: str, root: Path = PACKAGE_ROOT) -> tuple[Path, ...]:
+    """Module `module` and every replikit module it imports, directly or through others (read from
+    the source, so nothing is imported): the code that computes what the module computes."""
+    seen: dict[str, Path] = {}
+    todo = [module]
+    while todo:
+        name = todo.pop()
+        path = _module_file(name, root)
+        if name in seen or path is None:
+            continue
+        seen[name] = path
+        todo += sorted(_imports(path, name, root) - set(seen))
+    return tuple(sorted(set(seen.values())))
+
+
+def code_hash(*modules: str, root: Path = PACKAGE_ROOT) -> str:
+    """A short sha256 of the source of `modules` and of the replikit modules they import: it changes
+    when any of that code changes (and only then), so a result can say which code computed it."""
+    h = hashlib.sha256()
+    for path in sorted({p for m in modules for p in code_files(m, root)}):
+        h.update(str(path.relative_to(root.parent)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
+def run_fingerprint(*parts: object, module: str) -> str:
+    """What a checkpoint must match to be resumed: the run's defining `parts` (name, seed, config,
+    data digest) and the code hash of `module`, so a job never resumes a checkpoint that older code
+    wrote (its numbers would mix two versions of the code)."""
+    import json
+
+    return json.dumps([*parts, code_hash(module)], sort_keys=True)
+
+
+def computed_by(*modules: str) -> dict:
+    """What a run's record says about the code that computed it: when it ran, the commit, whether
+    the tree was dirty, and the hash of the modules' code (`code_hash`)."""
+    return {**git_state(), "code": code_hash(*modules),
+            "ran": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
+
+
+def package_versions() -> dict[str, str]:
+    out = {"python": sys.version.split()[0]}
+    for name in PACKAGES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = "not installed"
+    return out
+
+
+def record(rule: str, script: str, config: dict, devices: list[str]) -> dict:
+    """A provenance record for one output."""
+    return {
+        "rule": rule,
+        "script": script,
+        "config": config,
+        "git_commit": git_commit(),
+        "packages": package_versions(),
+        "devices": sorted(set(devices)),
+        "host": platform.platform(),
+        "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+    }
+
+
+def runs_computed_by(records: list[dict]) -> list[dict]:
+    """The code that computed a set of run records (their `computed_by`), one entry per distinct
+    (module, rule, commit, dirty, code) with how many runs and when the first and last ran. Runs from
+    before records named their code give one entry with `code` None: their code is unknown."""
+    groups: dict[tuple, dict] = {}
+    for r in records:
+        c = r.get("computed_by") or {}
+        k = (c.get("module"), c.get("rule"), c.get("commit"), c.get("dirty"), c.get("code"))
+        g = groups.setdefault(k, dict(zip(("module", "rule", "commit", "dirty", "code"), k, strict=True),
+                                      n_runs=0, first=c.get("ran"), last=c.get("ran")))
+        g["n_runs"] += 1
+        if c.get("ran"):
+            g["first"] = min(filter(None, (g["first"], c["ran"])))
+            g["last"] = max(filter(None, (g["last"], c["ran"])))
+    return list(groups.values())
+
+
+def stale(prov: dict, today: dict[str, str]) -> list[str]:
+    """Why results in a scorecard's or figure's provenance were computed by other code than today's
+    (`today`: module -> code hash, replikit.papers.registry.code_hashes); [] when none was. Names
+    the commit that did compute them and the rule to rerun."""
+    notes = []
+    for g in prov.get("runs") or []:
+        if isinstance(g, str):  # a figure's list of run paths, not a code record
+            continue
+        if g.get("code") is None:
+            notes.append(f"{g['n_runs']} run(s) recorded no code hash (computed before runs recorded "
+                         "their code): which code computed them is unknown; rerun them with "
+                         "`snakemake --forcerun <prefix>_train ...` to know")
+        elif g.get("module") in today and today[g["module"]] != g["code"]:
+            dirty = " with uncommitted changes" if g.get("dirty") else ""
+            notes.append(f"{g['n_runs']} run(s) computed at commit {str(g['commit'])[:10]}{dirty} "
+                         f"(code {g['code']}); the code of {g['module']} has changed since (now "
+                         f"{today[g['module']]}): rerun with `snakemake --forcerun {g['rule']} ...`")
+    return notes
+
+
+def write_figure_record(path: str, rule: str, script: str, config: dict, devices: list[str],
+                        caption: str, scale: str, subset: bool, inputs: list[str], paper: str,
+                        runs: list[dict] | None = None, figure_code: str | None = None) -> dict:
+    """Write `<figure>.provenance.json`: what the report shows beside each figure. `git_commit` is
+    the commit that drew it; `runs` (runs_computed_by) the commits and code that computed its runs."""
+    from replikit.core.io import write_json
+
+    rec = {**record(rule, script, config, devices), "paper": paper, "caption": caption, "scale": scale,
+           "subset": subset, "inputs": [str(p) for p in inputs], "runs": runs or [],
+           "figure_code": figure_code}
+    write_json(path, rec)
+    return rec

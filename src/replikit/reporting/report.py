@@ -1,0 +1,341 @@
+"""Render the scorecard and figures into one self-contained HTML page and a Markdown twin.
+
+The page opens with the verdict counts per scale and one forest plot per paper; the scorecard
+table follows, grouped by fidelity (claims tested under the paper's own settings first, proxies
+with their deviations after), then every figure with its caption and provenance.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections import Counter
+from pathlib import Path
+
+import jinja2
+import markupsafe
+
+from replikit.core.io import read_json, write_text
+from replikit.core.text import human
+from replikit.reporting.provenance import stale
+from replikit.scoring.claims import FIDELITIES
+from replikit.scoring.fidelity import describe
+
+
+def _fmt(x: float | None) -> str:
+    return "n/a" if x is None or x != x else f"{x:.3f}"  # undefined or NaN
+
+
+def load_benchmark(path: str) -> dict:
+    """A benchmark JSON as a titled list of (key, value) rows; numbers formatted, nested values as JSON."""
+    raw = read_json(path)
+    rows = []
+    for key, value in raw.items():
+        if isinstance(value, float):
+            value = f"{value:.4g}"
+        elif isinstance(value, (dict, list)):
+            value = json.dumps(value)
+        rows.append((key, str(value)))
+    p = Path(path)
+    return {"name": f"{p.parent.name}/{p.stem}", "path": str(p), "rows": rows}
+
+
+def row_kind(claim: dict) -> str:
+    """`paper` (the paper's own finding), `background` (a paper claim whose sentence reports earlier
+    work or defines the effect: Source.background) or `hypothesis` (our reading beyond the sentence)."""
+    if claim["kind"] == "paper" and (claim.get("source") or {}).get("background"):
+        return "background"
+    return claim["kind"]
+
+
+ROW_KINDS = (("paper", "paper claims"),
+             ("background", "background claims (the sentence reports earlier work or defines the effect)"),
+             ("hypothesis", "hypotheses (ours)"))
+
+
+VERDICT_ORDER = ("replicated", "not replicated", "inconclusive", "not measured")
+
+
+def tally(claims: list[dict]) -> Counter:
+    """How many claims got each verdict, an unmeasured claim counted as "not measured"."""
+    return Counter("not measured" if not c.get("measurable", True) else c["verdict"] for c in claims)
+
+
+def verdict_counts(papers: list[dict]) -> list[str]:
+    """Per scale: how many of the papers' own claims got each verdict and their fidelity; then the same
+    for background claims and for our hypotheses, counted apart (neither is a replication of the
+    paper's own finding)."""
+    lines = []
+    for scale in dict.fromkeys(p["scale"] for p in papers):
+        for kind, noun in ROW_KINDS:
+            claims = [c for p in papers if p["scale"] == scale for c in p["claims"] if row_kind(c) == kind]
+            if not claims:
+                continue
+            n = tally(claims)
+            fid = Counter(c["fidelity"] for c in claims)
+            parts = [f"{n[v]} {v}" for v in VERDICT_ORDER]
+            lines.append(f"{scale}: {len(claims)} {noun}: " + ", ".join(parts) + " ("
+                         + ", ".join(f"{fid[f]} {f}" for f in FIDELITIES if fid[f]) + ")")
+    return lines
+
+
+# One sentence per scale: what a reader is looking at (the first screen of the report).
+SCALE_TEXT = {
+    "smoke": "smoke: CPU proxies at toy sizes (CI's scale), 5 seeds (latent lookahead: 1, too few for a "
+             "verdict), to check that every paper runs from data to report; its verdicts say little about "
+             "the papers.",
+    "default": "default: CPU proxies sized to run in hours on a laptop, 5 seeds; each row lists how it "
+               "departs from its paper.",
+    "paper": "paper: the papers' own settings (a GPU cluster), 5 seeds.",
+    "preflight": "preflight: the papers' own settings with budgets cut to a few steps, 1 seed: every row is "
+                 "inconclusive by design.",
+}
+
+
+def paper_lines(papers: list[dict]) -> list[dict]:
+    """Per paper, for the first screen: its title, arXiv id(s) and a line of verdict counts."""
+    out = []
+    for p in papers:
+        own = [c for c in p["claims"] if row_kind(c) == "paper"]
+        n = tally(own)
+        counts = ", ".join(f"{n[v]} {v}" for v in VERDICT_ORDER if n[v]) or "none"
+        seeds = len(p.get("seeds", []))
+        out.append({"paper": p["paper"], "title": p.get("title") or p["paper"], "arxiv": p.get("arxiv", ""),
+                    "line": f"{len(own)} claims of the paper at {p['scale']} ({seeds} seed"
+                            f"{'' if seeds == 1 else 's'}): {counts}"})
+    return out
+
+
+# What the report says when config key report.cost_plan is false (rule cost_plan is not in the DAG).
+COST_PLAN_HINT = {"command": "snakemake --cores 1 --config 'report={cost_plan: true}'",
+                  "alone": "python -m replikit.plan config/paper.yaml"}
+
+
+def _hours(h: float) -> str:
+    return f"{h:,.0f}" if h >= 10 else f"{h:.1f}" if h >= 0.95 else f"{h:.2f}"
+
+
+def _longest(h: float) -> str:
+    return f"{h:.1f}" if h >= 0.95 else f"{h:.2f}"
+
+
+def cost_plan(path: str) -> dict:
+    """The report's "Cost of the paper scale" from the plan JSON of rule cost_plan
+    (replikit.plan.bill.document): sums per paper and overall, the assumptions, the flagged jobs."""
+    doc = read_json(path)
+    a = doc["assumptions"]
+    accelerators = list(a["peaks_tflops"])
+    first = accelerators[0]
+    jobs = doc["jobs"]
+
+    def sums(name: str, sel: list[dict]) -> dict:
+        longest = max(sel, key=lambda j: j["hours"][first])
+        peak = max(sel, key=lambda j: j["peak_bytes"])
+        return {"paper": name, "jobs": len(sel), "pflop": f"{sum(j['flops'] for j in sel) / 1e15:,.0f}",
+                "hours": [_hours(sum(j["hours"][acc] for j in sel)) for acc in accelerators],
+                "longest": f"{_longest(longest['hours'][first])} h ({longest['run']})",
+                "peak": f"{peak['peak_bytes'] / 1e9:.1f} GB ({peak['run']})",
+                "flagged": sum(bool(j["flags"]) for j in sel)}
+
+    papers = list(dict.fromkeys(j["paper"] for j in jobs))
+    rows = [sums(p, [j for j in jobs if j["paper"] == p]) for p in papers]
+    flagged: dict[tuple[str, str], list[dict]] = {}
+    for j in jobs:
+        for flag in j["flags"]:
+            flagged.setdefault((j["rule"], flag), []).append(j)
+    peaks = "; ".join(f"{acc} " + " / ".join(f"{p[k]:g}" for k in ("tf32", "fp32", "bf16"))
+                      for acc, p in a["peaks_tflops"].items())
+    assumptions = [
+        "Predictions, not measurements: no GPU has run these jobs, and none was measured for this plan. "
+        "Each training step is counted on the CPU at the paper's real shapes under FakeTensorMode "
+        "(shapes without storage: nothing is allocated); evaluation passes are not counted.",
+        f"Time per step = max(compute, launches). Compute: convolution FLOPs at the TF32 peak, other FLOPs "
+        f"at the bf16 peak under bf16 autocast, else the fp32 peak, at {a['utilisation']:.0%} of the dense "
+        f"peak (assumed utilisation). Launches: dispatched aten ops x {a['launch_us']:g} us each (assumed "
+        "host overhead per op of eager PyTorch).",
+        f"Dense peaks (TFLOP/s, TF32 / fp32 / bf16, the vendors' figures): {peaks}.",
+        "Peak memory: the live tensors of one steady-state training step (MemTracker under FakeTensorMode), "
+        "without the CUDA context, cuDNN/cuBLAS workspaces or fragmentation; compared with the gpu_mem_mb "
+        "requested for the job's rule (profiles/gpu, or the paper's resources) and with a GPU's "
+        f"{a['gpu_gb']:g} GB.",
+    ]
+    return {"source": ", ".join(doc["sources"]), "seeds": len(doc["seeds"]), "accelerators": accelerators,
+            "rows": rows, "total": sums("total", jobs), "assumptions": assumptions,
+            "n_flagged": sum(bool(j["flags"]) for j in jobs), "n_jobs": len(jobs),
+            "flagged": [{"rule": rule, "flag": flag, "jobs": len(js),
+                         "runs": ", ".join(dict.fromkeys(j["run"] for j in js))}
+                        for (rule, flag), js in flagged.items()],
+            "not_planned": doc["not_planned"], "gpu": f"{a['gpu_gb']:g} GB"}
+
+
+def with_deviation_text(card: dict) -> dict:
+    """The deviations every row with deviations shares, said once per paper (`card["deviation_text"]`),
+    and each row's own further ones (`c["own_deviation_text"]`), so no list is repeated row by row."""
+    rows = [c for c in card["claims"] if c["deviations"]]
+    common = [d for d in rows[0]["deviations"] if all(d in c["deviations"] for c in rows[1:])] if rows else []
+    card["deviations"] = common
+    card["deviation_text"] = describe(common)
+    for c in card["claims"]:
+        c["own_deviation_text"] = describe([d for d in c["deviations"] if d not in common])
+        c["deviation_text"] = describe(c["deviations"]) or "none: the paper's own settings"
+    return card
+
+
+def config_groups(figures: list[dict]) -> list[dict]:
+    """One entry per distinct (paper, config) among the figures, with the figures that used it and an
+    anchor: the report shows each config once and links each figure to it."""
+    groups: dict[tuple[str, str], dict] = {}
+    for f in figures:
+        text = json.dumps(f["provenance"].get("config", {}), sort_keys=True)
+        g = groups.setdefault((f["paper"], text), {"paper": f["paper"], "config": text, "figures": [],
+                                                    "anchor": f"config-{f['paper']}-{len(groups) + 1}"})
+        g["figures"].append(f["name"])
+        f["config_anchor"] = g["anchor"]
+    return list(groups.values())
+
+
+def computed_at(prov: dict) -> str:
+    """The commits whose code computed a figure's or scorecard's runs, e.g. `abc1234567 (40 runs)`;
+    `unknown` for runs that recorded none."""
+    groups = [g for g in prov.get("runs") or [] if isinstance(g, dict)]
+    return ", ".join(f"{str(g.get('commit') or 'unknown')[:10]}{'+dirty' if g.get('dirty') else ''} "
+                     f"({g['n_runs']} run{'s' * (g['n_runs'] != 1)})" for g in groups) or "unknown"
+
+
+def load_ladder(path: str) -> dict:
+    """A paper's scale-ladder summary (results/ladder/<paper>/ladder.json, `replikit.plan.ladder summary`)
+    as the templates show it: its rungs with predicted and measured hours, the claim part x rung
+    table, its Markdown section and its figure."""
+    from replikit.reporting.ladder_summary import markdown, rung_rows, table
+
+    record = read_json(path)
+    png = Path(path).with_name("ladder.png")
+    return {"paper": record["paper"], "rungs": rung_rows(record), "table": table(record),
+            "markdown": MarkdownBlock(markdown(record)),
+            "figure": base64.b64encode(png.read_bytes()).decode() if png.is_file() else None}
+
+
+def load_inputs(claims_paths: list[str], figure_paths: list[str], benchmark_paths: list[str],
+                forest_paths: list[str] | None = None, cost_plan_path: str | None = None,
+                ladder_paths: list[str] | None = None, code: dict[str, str] | None = None) -> dict:
+    """Everything the templates show; `cost_plan_path`: the plan JSON of rule cost_plan, or None when
+    config key report.cost_plan is false (the report then says how to get that section);
+    `ladder_paths`: the scale-ladder summaries to show in the "Ladder" section; `code`: today's code
+    hash per module (papers.registry.code_hashes), against which each scorecard and figure is
+    flagged when older code computed its runs."""
+    papers = [with_deviation_text(read_json(p)) for p in claims_paths]
+    for card in papers:
+        card["stale"] = stale(card.get("provenance") or {}, code or {})
+    figures = []
+    for png in figure_paths:
+        p = Path(png)
+        prov = read_json(p.with_suffix(".provenance.json"))
+        figures.append({"name": p.stem, "paper": prov["paper"], "path": str(p),
+                        "data": base64.b64encode(p.read_bytes()).decode(), "caption": prov["caption"],
+                        "provenance": prov, "stale": stale(prov, code or {}),
+                        "computed_at": computed_at(prov)})
+    link_claims_and_figures(papers, figures)
+    forests = [{"paper": Path(f).stem, "file": Path(f).name,
+                "data": base64.b64encode(Path(f).read_bytes()).decode()} for f in forest_paths or []]
+    labels = {"faithful": "Faithful: the paper's own settings",
+              "unverified": "Unverified: the paper-scale settings, never checked against the paper's text",
+              "proxy": "Proxy: settings that depart from the paper (listed per claim)",
+              "preflight": "Preflight: the paper's settings with budgets cut (inconclusive by design)"}
+    groups = [(label, [(paper, c) for paper in papers for c in paper["claims"]
+                       if row_kind(c) == "paper" and c["fidelity"] == fid]) for fid, label in labels.items()]
+    groups.append(("Background: sentences that report earlier work or define the effect (the paper states "
+                   "them; they are not its own findings, and are counted apart)",
+                   [(paper, c) for paper in papers for c in paper["claims"] if row_kind(c) == "background"]))
+    groups.append(("Hypotheses: our reading beyond the papers' sentences (judged by the same rule, never "
+                   "counted as replications of a paper)",
+                   [(paper, c) for paper in papers for c in paper["claims"] if c["kind"] == "hypothesis"]))
+    return {"papers": papers, "figures": figures, "configs": config_groups(figures), "forests": forests,
+            "counts": verdict_counts(papers), "paper_lines": paper_lines(papers),
+            "scale_text": [SCALE_TEXT[s] for s in dict.fromkeys(p["scale"] for p in papers)
+                           if s in SCALE_TEXT],
+            "groups": [g for g in groups if g[1]],
+            "preflight": any(p["scale"] == "preflight" for p in papers),
+            "benchmarks": [load_benchmark(p) for p in benchmark_paths],
+            "cost": cost_plan(cost_plan_path) if cost_plan_path else None, "cost_hint": COST_PLAN_HINT,
+            "ladders": [load_ladder(p) for p in ladder_paths or []]}
+
+
+def figure_anchor(paper: str, figure: str) -> str:
+    return f"fig-{paper}-{figure}"
+
+
+def claim_anchor(paper: str, claim: str) -> str:
+    return f"claim-{paper}-{claim}"
+
+
+def link_claims_and_figures(papers: list[dict], figures: list[dict]) -> None:
+    """Each claim gets `anchor` and `figure_links` (its declared figures that the report shows, with
+    their anchors); each figure gets `anchor` and `claim_links` (the claims that name it), so that the
+    report links every claim to its figures and every figure to its claims."""
+    shown = {(f["paper"], f["name"]) for f in figures}
+    by_figure: dict[tuple[str, str], list[dict]] = {}
+    for card in papers:
+        for c in card["claims"]:
+            c["anchor"] = claim_anchor(card["paper"], c["id"])
+            c["figure_links"] = [{"name": f, "anchor": figure_anchor(card["paper"], f)}
+                                 for f in c.get("figures") or () if (card["paper"], f) in shown]
+            for f in c.get("figures") or ():
+                by_figure.setdefault((card["paper"], f), []).append({"id": c["id"], "anchor": c["anchor"]})
+    for f in figures:
+        f["anchor"] = figure_anchor(f["paper"], f["name"])
+        f["claim_links"] = by_figure.get((f["paper"], f["name"]), [])
+
+
+class MarkdownBlock(str):
+    """Markdown that the Markdown report inserts as it is (e.g. a table of its own), unescaped."""
+
+
+def md_escape(value: object) -> object:
+    """Every value the Markdown template prints, as a person writes it (`text.human`: no None, list
+    repr or LaTeX), with `|` escaped, so that a label such as `|grad W_Q|` stays in its table cell
+    instead of splitting the row (MarkdownBlock: left as it is)."""
+    if isinstance(value, MarkdownBlock):
+        return value
+    return human(value).replace("|", "\\|")
+
+
+def html_value(value: object) -> object:
+    """Every value the HTML template prints, as `text.human` writes it (escaped after, by jinja)."""
+    if isinstance(value, (jinja2.runtime.Undefined, markupsafe.Markup)):
+        return value
+    return human(value)
+
+
+def render(template_dir: str, inputs: dict, html_out: str, md_out: str) -> None:
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(template_dir), autoescape=False,
+                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+                             finalize=md_escape)
+    env.filters["f3"] = _fmt
+    html_env = jinja2.Environment(loader=jinja2.FileSystemLoader(template_dir),
+                                  autoescape=jinja2.select_autoescape(["html", "j2"]),
+                                  undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+                                  finalize=html_value)
+    html_env.filters["f3"] = _fmt
+    write_text(md_out, env.get_template("report.md.j2").render(**inputs, figure_dir=Path(md_out).parent))
+    write_text(html_out, html_env.get_template("report.html.j2").render(**inputs))
+
+
+def verdict_table(cards: list[dict]) -> str:
+    """A Markdown table of every claim's verdicts and numbers, as docs/verdicts.md shows them:
+    `python -m replikit.reporting.report results/*/claims.json`."""
+    lines = ["| claim | kind | direction | magnitude | fidelity | ours: mean [CI] per part |",
+             "|---|---|---|---|---|---|"]
+    for card in cards:
+        for c in card["claims"]:
+            parts = "; ".join(f"{_fmt(p['mean'])} [{_fmt(p['ci_low'])}, {_fmt(p['ci_high'])}]"
+                              for p in c["parts"])
+            cell = "; ".join(x for x in (parts, c["note"]) if x) or "-"
+            lines.append(f"| {c['id']} | {c['kind']} | {c['verdict']} | {c['magnitude']} | {c['fidelity']} "
+                         f"| {cell} |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    import sys
+
+    print(verdict_table([read_json(p) for p in sys.argv[1:]]))

@@ -1,0 +1,334 @@
+"""Claims scorecard: each paper declares claims; verdicts come from the numbers only.
+
+A claim has one or more parts. Each part is a statistic per seed (e.g. a paired difference
+between two conditions of the same seed) and a threshold with a direction. Two verdicts:
+
+- *direction* (`verdict`): `replicated` when the part's Student-t interval over seeds lies wholly
+  beyond its threshold and an exact sign-flip test agrees, both one-sided at (1 - level) / 2
+  (see `replikit.scoring.stats`); `not replicated` when both say the opposite side; `inconclusive`
+  otherwise. Under no effect the rule says "replicated" at most (1 - level) / 2 of the time
+  (tests/test_calibration.py). A claim is replicated when all its parts are, not replicated when
+  any part is not, inconclusive otherwise.
+- *magnitude*: where the paper states a number for the statistic, whether our interval contains it
+  (`consistent`), lies wholly below it (`smaller`) or above it (`larger`); `no paper number` else.
+
+Each claim also gets a *fidelity* label with the deviations of this run's settings from
+`config/paper.yaml` that concern it, plus the departures `config/paper.yaml` itself makes from the
+paper (declared by the paper, with reasons; replikit.scoring.fidelity): `faithful`, `proxy` (any deviation
+or departure), `unverified` (no deviation, but settings that were never checked against the paper
+text) or `preflight` (the budget-cut pipeline check, inconclusive by design). Magnitude is compared
+only where fidelity is `faithful`; elsewhere the paper's number is "not comparable".
+
+Every claim carries its `source`: the paper's sentence it tests, verbatim, and where it stands. Its
+`kind` is `paper` when that sentence states the claim in the same direction, `hypothesis` when the
+claim is our reading beyond the text: hypotheses are judged by the same rule but reported apart,
+never counted as replications of a paper.
+
+A run or metric a claim needs but cannot find is a bug (`MissingResult`), unless the claim
+declares itself not measurable for the configuration at hand.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+
+from replikit.scoring.fidelity import claim_deviations, deviations
+from replikit.scoring.stats import min_seeds_for, sign_flip_pvalue, t_interval
+
+VERDICTS = ("replicated", "not replicated", "inconclusive")
+MAGNITUDES = ("consistent", "smaller", "larger", "inconclusive", "no paper number")  # + not_comparable(...)
+KINDS = ("paper", "hypothesis")
+FIDELITIES = ("faithful", "unverified", "proxy", "preflight")
+PREFLIGHT = "preflight"  # the scale whose rows are a pipeline check, inconclusive by design
+
+
+class MissingResult(KeyError):
+    """A claim needs a run, condition or metric that the results do not have."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+@dataclass
+class Part:
+    """One measured statistic of a claim."""
+
+    label: str
+    per_seed: dict[int, float]
+    threshold: float
+    direction: str = "above"  # "above": must exceed the threshold; "below": must stay under it
+    paper_value: float | None = None  # the paper's number for this statistic, where it states one
+    mean: float = float("nan")
+    ci_low: float = float("nan")
+    ci_high: float = float("nan")
+    p_value: float = float("nan")  # exact sign-flip p-value against the threshold, claimed side
+    verdict: str = "inconclusive"
+    magnitude: str = "no paper number"
+    no_evidence: str = ""  # why the measurement carries no evidence (e.g. both arms at a floor)
+    n_seeds: int = 0  # seeds with this statistic
+    n_agree: int = 0  # seeds strictly on the claimed side of the threshold
+    all_equal: bool = False  # every seed gives the same value: a zero-width interval, no spread to judge
+
+    def evidence(self) -> str:
+        """The row's evidence beside its interval: how many seeds agree with the claimed side, the
+        sign-flip p-value, and, where every seed is equal, that the bracket is not an interval."""
+        if not self.n_seeds:
+            return "no seeds"
+        side = "above" if self.direction == "above" else "below"
+        text = (f"{self.n_agree}/{self.n_seeds} seeds {side} {self.threshold:g}, "
+                f"sign-flip p = {self.p_value:.3g}")
+        if self.all_equal:
+            text += ("; every seed gives the same value, so the bracket has zero width and is not a "
+                     "confidence interval: the verdict rests on the sign-flip test alone")
+        return text
+
+    def decide(self, level: float, min_seeds: int) -> Part:
+        if self.direction not in ("above", "below"):
+            raise ValueError(f"{self.label}: direction must be 'above' or 'below', not {self.direction!r}")
+        values = [float(self.per_seed[s]) for s in sorted(self.per_seed)]
+        if not values and self.no_evidence:
+            self.verdict, self.magnitude = "inconclusive", "inconclusive"
+            return self
+        if not values:
+            raise MissingResult(f"{self.label}: no seed has this statistic")
+        self.mean, self.ci_low, self.ci_high = t_interval(values, level)
+        self.n_seeds = len(values)
+        self.n_agree = sum(v > self.threshold if self.direction == "above" else v < self.threshold
+                           for v in values)
+        self.all_equal = len(values) > 1 and max(values) == min(values)
+        alpha = (1 - level) / 2
+        claimed, other = ("greater", "less") if self.direction == "above" else ("less", "greater")
+        self.p_value = sign_flip_pvalue(values, self.threshold, claimed)
+        beyond = self.ci_low > self.threshold if self.direction == "above" else self.ci_high < self.threshold
+        short = self.ci_high < self.threshold if self.direction == "above" else self.ci_low > self.threshold
+        if len(values) < max(min_seeds, min_seeds_for(level)) or self.no_evidence:
+            self.verdict = "inconclusive"
+        elif beyond and self.p_value <= alpha:
+            self.verdict = "replicated"
+        elif short and sign_flip_pvalue(values, self.threshold, other) <= alpha:
+            self.verdict = "not replicated"
+        else:
+            self.verdict = "inconclusive"
+        self.magnitude = self._magnitude(len(values))
+        return self
+
+    def _magnitude(self, n: int) -> str:
+        if self.paper_value is None:
+            return "no paper number"
+        if n < 2:
+            return "inconclusive"
+        if self.ci_low > self.paper_value:
+            return "larger"
+        if self.ci_high < self.paper_value:
+            return "smaller"
+        return "consistent"
+
+
+def difference(label: str, a: dict[int, float], b: dict[int, float], threshold: float = 0.0,
+               floor: float | None = None, direction: str = "above",
+               paper_value: float | None = None, method: str | None = None) -> Part:
+    """A part measuring a[seed] - b[seed]. With `floor`, when every seed of both arms is at or
+    below it (e.g. 0 exact match: neither condition learned the task) the difference carries no
+    evidence either way, and the part is inconclusive with that reason rather than judged. When
+    only arm `a` (the method the claim says is better, named `method`) sits at the floor in every
+    seed, the method did not learn at this scale: a finding about the setting, not evidence against
+    the claim, so the part is inconclusive and says so."""
+    common = sorted(set(a) & set(b))
+    part = Part(label, {s: a[s] - b[s] for s in common}, threshold, direction, paper_value)
+    if floor is not None and common and all(max(a[s], b[s]) <= floor for s in common):
+        part.no_evidence = f"{label}: both arms at or below the floor {floor} in every seed"
+    elif floor is not None and method and common and all(a[s] <= floor for s in common):
+        part.no_evidence = (f"{label}: {method} did not learn at this scale (at or below {floor} in every "
+                            "seed)")
+    return part
+
+
+def cross_fitted(part: Part) -> Part:
+    """A part whose statistic rests on a choice made on the other seeds (aggregate.cross_fit_choice):
+    with a single seed there is nothing to choose on, so it carries no evidence."""
+    if not part.per_seed:
+        part.no_evidence = f"{part.label}: the choice is made on the other seeds, and there is only one"
+    return part
+
+
+@dataclass(frozen=True)
+class Source:
+    """The sentence a claim tests, verbatim, and where it stands.
+
+    `quote` must appear word for word in `where` (for abstracts: `../shared/papers/`, checked by
+    tests/test_claim_sources.py). `abstract_only`: the paper's full text was not available, so the
+    claim rests on the abstract alone. `background`: why the sentence is not the paper's own finding
+    (it reports earlier work, or defines the effect the paper studies); such rows are counted apart."""
+
+    quote: str
+    where: str  # e.g. "Noci et al., NeurIPS 2021 (arXiv 2106.06596), abstract"
+    abstract_only: bool = True
+    background: str = ""  # e.g. "the sentence reports earlier work (Dong et al., 2021)"
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A paper claim and how it is measured. `measure` maps aggregated results to parts.
+
+    `source`: the sentence it tests; `kind`: "paper" when that sentence states the claim in the
+    same direction, "hypothesis" when the claim is our reading beyond it (`reading` says which part
+    is ours). `uses`: the config keys of the experiments this claim reads (deviations of other
+    experiments' keys do not make it a proxy). `not_measurable(cfg)` returns why the configuration
+    cannot test the claim (e.g. the task is not run at this scale), or "" when it can. `caveat`: a
+    known confound of the operationalization, printed beside the verdict. `figures`: the names of the
+    paper's figures that draw this claim's evidence (the report links the claim and its figures both
+    ways; papers.interface.declaration_errors checks the names).
+    """
+
+    id: str
+    statement: str
+    paper_value: str
+    paper_source: str
+    statistic: str
+    rule: str
+    measure: Callable[[dict], list[Part]] = field(repr=False)
+    source: Source | None = None
+    kind: str = "paper"
+    reading: str = ""
+    uses: tuple[str, ...] = ()
+    not_measurable: Callable[[dict], str] | None = field(default=None, repr=False)
+    caveat: str = ""
+    figures: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"claim {self.id}: kind must be one of {KINDS}, not {self.kind!r}")
+        if self.source is None or not self.source.quote.strip():
+            raise ValueError(f"claim {self.id}: every claim quotes the sentence it tests "
+                             "(source=Source(...))")
+        if self.kind == "hypothesis" and not self.reading:
+            raise ValueError(f"claim {self.id}: a hypothesis says what in it is our reading (reading=...)")
+
+
+def _json_ready(part: dict) -> dict:
+    """Undefined numbers (no interval from one seed, no statistic at all) as None, not NaN."""
+    return {k: None if isinstance(v, float) and v != v else v for k, v in part.items()}
+
+
+def combine(verdicts: list[str]) -> str:
+    if verdicts and all(v == "replicated" for v in verdicts):
+        return "replicated"
+    if any(v == "not replicated" for v in verdicts):
+        return "not replicated"
+    return "inconclusive"
+
+
+def combine_magnitudes(magnitudes: list[str]) -> str:
+    """One magnitude for a claim: its parts' that have a paper number, `mixed` when they differ."""
+    stated = sorted({m for m in magnitudes if m != "no paper number"})
+    if not stated:
+        return "no paper number"
+    return stated[0] if len(stated) == 1 else "mixed (" + ", ".join(stated) + ")"
+
+
+def not_comparable(fidelity: str) -> str:
+    """The magnitude of a part whose paper number comes from settings other than ours."""
+    return f"not comparable ({fidelity})"
+
+
+def fidelity_label(devs: list[dict], unverified: list[str], preflight: bool) -> str:
+    """`preflight` for the budget-cut check; else `proxy` with any deviation or departure; else
+    `unverified` when a setting the claim uses was never checked against the paper; else `faithful`."""
+    if preflight:
+        return "preflight"
+    return "proxy" if devs else "unverified" if unverified else "faithful"
+
+
+def claim_fidelity(claim: Claim, experiment_keys: set[str], deviations: list[dict], unverified: list[str],
+                   preflight: bool = False) -> tuple[str, list[dict], list[str]]:
+    """A claim's fidelity label, the deviations that concern it and its unverified settings (those
+    of shared keys and of the experiments it reads, not of other claims' experiments)."""
+    devs = claim_deviations(deviations, experiment_keys, claim.uses)
+    unchecked = [d["key"] for d in claim_deviations([{"key": k} for k in unverified], experiment_keys,
+                                                    claim.uses)]
+    return fidelity_label(devs, unchecked, preflight), devs, unchecked
+
+
+def evaluate(claims: list[Claim], results: dict, level: float = 0.90, min_seeds: int = 5,
+             cfg: dict | None = None, deviations: list[dict] | None = None,
+             unverified: list[str] | None = None, preflight: bool = False) -> list[dict]:
+    """Measure and judge every claim. `cfg` is the paper's config (for `not_measurable`);
+    `deviations` are this run's deviations from the paper's settings and the departures the paper
+    settings themselves make (replikit.scoring.fidelity); `unverified` the settings never checked against
+    the paper text; `preflight` marks the budget-cut pipeline check (every row inconclusive)."""
+    experiment_keys = {k for c in claims for k in c.uses}
+    rows = []
+    for claim in claims:
+        reason = claim.not_measurable(cfg or {}) if claim.not_measurable else ""
+        if reason:
+            parts, note = [], f"not measurable at this scale: {reason}"
+        else:
+            try:
+                parts = [p.decide(level, min_seeds) for p in claim.measure(results)]
+            except KeyError as e:  # a run, condition or metric the claim needs is missing: a bug
+                raise MissingResult(f"claim {claim.id}: missing {e} in the results. Every run and "
+                                    "metric a claim reads must exist; declare `not_measurable` for "
+                                    "configurations that do not run it.") from e
+            note = ""
+        n_seeds = min((len(p.per_seed) for p in parts), default=0)
+        needed = max(min_seeds, min_seeds_for(level))
+        notes = [note] * bool(note) + [p.no_evidence for p in parts if p.no_evidence]
+        if parts and n_seeds < needed:
+            notes.append(f"{n_seeds} seed(s): at least {needed} are needed for a verdict at "
+                         f"one-sided level {(1 - level) / 2:g}")
+        fidelity, devs, unchecked = claim_fidelity(claim, experiment_keys, deviations or [], unverified or [],
+                                                   preflight)
+        if fidelity != "faithful":  # a number from another setting says nothing about this one's size
+            for p in parts:
+                if p.paper_value is not None and p.magnitude != "inconclusive":
+                    p.magnitude = not_comparable(fidelity)
+        if preflight:
+            for p in parts:
+                p.verdict = "inconclusive"
+            notes.insert(0, "preflight: the papers' settings with budgets cut, to check the pipeline; "
+                            "inconclusive by design")
+        row = {k: v for k, v in asdict(claim).items() if k not in ("measure", "not_measurable")}
+        row.update(
+            verdict=combine([p.verdict for p in parts]) if parts else "inconclusive",
+            magnitude=combine_magnitudes([p.magnitude for p in parts]) if parts else "not measured",
+            fidelity=fidelity, deviations=devs, unverified=unchecked,
+            measurable=not reason, n_seeds=n_seeds, ci_level=level, note="; ".join(notes),
+            parts=[_json_ready({**asdict(p), "evidence": p.evidence()}) for p in parts],
+        )
+        rows.append(row)
+    return rows
+
+
+def judge(claims: list[Claim], results: dict, cfg: dict, stats: dict, paper: dict, seeds: list[int],
+          subset: bool = False, scale: str = "") -> list[dict]:
+    """`evaluate` with this run's settings (`cfg`, `seeds`, the data's `subset` flag) compared with
+    the paper's own (`paper`: {"cfg": its config section, "seeds": its seeds, and what the paper
+    declares: "departures" of its own settings from the paper, "unverified" settings, "figure_only"
+    settings that no statistic reads})."""
+    devs = deviations(cfg, paper["cfg"], list(seeds), paper["seeds"], subset, paper.get("figure_only", ()))
+    devs += [dict(d) for d in paper.get("departures", ())]
+    return evaluate(claims, results, stats["ci_level"], stats["min_seeds"], cfg, devs,
+                    list(paper.get("unverified", ())), preflight=scale == PREFLIGHT)
+
+
+def write_scorecard(path: str, paper: str, title: str, scale: str, manifest: dict | None,
+                    seeds: list[int], rows: list[dict], provenance: dict, arxiv: str = "") -> dict:
+    """Write `results/<paper>/claims.json` in the one format the report reads.
+
+    `manifest` is the data manifest the claims rest on (its `subset` flag and source are
+    shown on the scorecard); None for papers whose data is generated by the pipeline.
+    """
+    from replikit.core.io import write_json
+
+    card = {
+        "paper": paper, "title": title, "arxiv": arxiv, "scale": scale,
+        "subset": bool(manifest and manifest.get("subset")),
+        "data_source": manifest["source"] if manifest else "generated by the pipeline",
+        "seeds": sorted(int(s) for s in seeds), "claims": rows, "provenance": provenance,
+    }
+    write_json(path, card)
+    for r in rows:
+        print(r["id"], r["kind"], r["verdict"], r["magnitude"], r["fidelity"],
+              [(p["label"], p["mean"] if p["mean"] is None else round(p["mean"], 4)) for p in r["parts"]])
+    return card

@@ -1,0 +1,101 @@
+"""The committed smoke scorecard: a guard against verdicts that drift silently between commits.
+
+`tests/reference/smoke_scorecard.json` holds every smoke claim's verdict and each part's verdict and
+mean. CI's smoke run compares its scorecards with it (tests/test_workflow.py) and fails on any
+changed verdict, on a claim or part that appeared or vanished, and on a mean that moved by more than
+TOLERANCE, printing one line per difference. The smoke DAG is deterministic on one CPU type, so the
+tolerance only absorbs floating-point differences between machines; a real change of the numbers
+is far larger.
+
+Updating the reference is a deliberate commit whose message says why:
+
+    python -m replikit.scoring.scorecard_reference write results/*/claims.json
+    python -m replikit.scoring.scorecard_reference check results/*/claims.json   # the diff, without writing
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from replikit.core.io import read_json, write_json
+
+REFERENCE = Path(__file__).resolve().parents[3] / "tests" / "reference" / "smoke_scorecard.json"
+# A mean may move by at most ABSOLUTE + RELATIVE * |reference| (floating-point noise between CPUs).
+TOLERANCE = {"absolute": 0.02, "relative": 0.05}
+
+
+def summarize(cards: list[dict]) -> dict:
+    """What the guard compares: per paper and claim, the verdict, and per part its verdict and mean."""
+    papers = {}
+    for card in sorted(cards, key=lambda c: c["paper"]):
+        papers[card["paper"]] = {
+            c["id"]: {"verdict": c["verdict"],
+                      "parts": {p["label"]: {"verdict": p["verdict"], "mean": p["mean"]} for p in c["parts"]}}
+            for c in card["claims"]}
+    scales = sorted({card["scale"] for card in cards})
+    return {"scale": ",".join(scales), "tolerance": TOLERANCE, "papers": papers}
+
+
+def _moved(ref: float | None, now: float | None, tol: dict) -> bool:
+    if ref is None or now is None:
+        return (ref is None) != (now is None)
+    return abs(now - ref) > tol["absolute"] + tol["relative"] * abs(ref)
+
+
+def compare(reference: dict, current: dict) -> list[str]:
+    """One readable line per difference between two summaries; [] when they agree."""
+    tol = reference.get("tolerance", TOLERANCE)
+    lines = []
+    ref_papers, cur_papers = reference["papers"], current["papers"]
+    for paper in sorted(set(ref_papers) | set(cur_papers)):
+        if paper not in cur_papers:
+            lines.append(f"{paper}: in the reference, missing from this run")
+            continue
+        if paper not in ref_papers:
+            lines.append(f"{paper}: new in this run, not in the reference")
+            continue
+        ref, cur = ref_papers[paper], cur_papers[paper]
+        for cid in sorted(set(ref) | set(cur)):
+            if cid not in cur or cid not in ref:
+                lines.append(f"{paper} {cid}: " + ("vanished" if cid not in cur else "new claim"))
+                continue
+            if ref[cid]["verdict"] != cur[cid]["verdict"]:
+                lines.append(f"{paper} {cid}: verdict {ref[cid]['verdict']!r} -> {cur[cid]['verdict']!r}")
+            rp, cp = ref[cid]["parts"], cur[cid]["parts"]
+            for label in sorted(set(rp) | set(cp)):
+                if label not in cp or label not in rp:
+                    gone = "vanished" if label not in cp else "new part"
+                    lines.append(f"{paper} {cid} [{label}]: {gone}")
+                    continue
+                if rp[label]["verdict"] != cp[label]["verdict"]:
+                    lines.append(f"{paper} {cid} [{label}]: verdict {rp[label]['verdict']!r} -> "
+                                 f"{cp[label]['verdict']!r}")
+                if _moved(rp[label]["mean"], cp[label]["mean"], tol):
+                    lines.append(f"{paper} {cid} [{label}]: mean {rp[label]['mean']} -> {cp[label]['mean']} "
+                                 f"(tolerance {tol['absolute']:g} + {tol['relative']:g} x |reference|)")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m replikit.scoring.scorecard_reference",
+                                     description=__doc__.split("\n\n")[0])
+    parser.add_argument("action", choices=("check", "write"),
+                        help="check: print the differences from the reference (exit 1 if any); write: "
+                             "replace the reference (commit it with a message that says why)")
+    parser.add_argument("claims", nargs="+", help="the smoke run's results/<paper>/claims.json files")
+    parser.add_argument("--reference", default=str(REFERENCE), help=f"default: {REFERENCE}")
+    args = parser.parse_args(argv)
+    current = summarize([read_json(p) for p in args.claims])
+    if args.action == "write":
+        write_json(args.reference, current)
+        print(f"wrote {args.reference}: commit it with a message that says why the verdicts changed")
+        return 0
+    diff = compare(read_json(args.reference), current)
+    print("\n".join(diff) if diff else "no difference from the reference")
+    return 1 if diff else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
