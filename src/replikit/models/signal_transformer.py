@@ -8,6 +8,18 @@ their gradients can be read one by one) and a ReLU MLP, with the layer norm plac
     none:  x <- x + alpha * Attn(x);       x <- x + alpha * MLP(x)
 
 and the residual branches scaled by alpha = 1 (standard) or 1/sqrt(L) (the paper's depth scaling).
+With `gamma` set, each branch is instead mixed in as x <- sqrt(1 - gamma^2) x + gamma f(x), which keeps
+the residual stream's variance at initialization whatever the depth. `mlp_ratio=0` drops the MLP
+(attention-only blocks).
+
+`attention="shaped"` is the shaped attention of Noci, Li, Li et al. (NeurIPS 2023, arXiv 2306.17759;
+the abstract: "centering the Softmax output at identity, and scaling the Softmax logits by a
+width-dependent temperature parameter"): A = I + Softmax(Q K^T / tau) - (1/T) 1 1^T, with
+tau = tau0 sqrt(width d_k). The temperature's exact form is our choice (the abstract does not give
+it): sqrt(width d_k) makes the logits O(1/sqrt(width)) at initialization, so that A = I + O(1/sqrt(width))
+and a layer moves the tokens' correlation by O(1/width), the scaling under which depth and width can
+enter only through their ratio. The standard attention is `attention="softmax"`.
+
 Every weight matrix is drawn from N(0, std^2) with std = `init_std`, or 1/sqrt(fan-in) when that
 is None (variance-preserving); embeddings are N(0, 1) per coordinate. Attention is bidirectional
 (no mask) and uses the usual 1/sqrt(d_k) temperature; d_k (queries and keys per head) is set apart
@@ -25,6 +37,7 @@ from torch import nn
 
 NORMS = ("post", "pre", "none")
 ALPHAS = ("1", "1/sqrt(L)")
+ATTENTIONS = ("softmax", "shaped")
 
 
 @dataclass(frozen=True)
@@ -39,9 +52,16 @@ class SignalConfig:
     alpha: str = "1"
     init_std: float | None = None  # None = 1/sqrt(fan-in) for every weight matrix
     positional: bool = True
-    mlp_ratio: int = 4
+    mlp_ratio: int = 4  # 0: attention-only blocks
+    attention: str = "softmax"
+    tau0: float = 1.0  # shaped attention: tau = tau0 sqrt(width d_k)
+    gamma: float | None = None  # None: x + alpha f(x); else sqrt(1 - gamma^2) x + gamma f(x)
 
     def __post_init__(self) -> None:
+        if self.attention not in ATTENTIONS:
+            raise ValueError(f"attention must be one of {ATTENTIONS}, not {self.attention!r}")
+        if self.gamma is not None and not 0 < self.gamma <= 1:
+            raise ValueError(f"gamma must be in (0, 1], not {self.gamma}")
         if self.norm not in NORMS:
             raise ValueError(f"norm must be one of {NORMS}, not {self.norm!r}")
         if self.alpha not in ALPHAS:
@@ -57,7 +77,15 @@ class SignalConfig:
 
     @property
     def residual_scale(self) -> float:
+        """The branch's weight: gamma where set, else alpha."""
+        if self.gamma is not None:
+            return self.gamma
         return 1.0 if self.alpha == "1" else 1.0 / math.sqrt(self.depth)
+
+    @property
+    def skip_scale(self) -> float:
+        """The skip connection's weight: sqrt(1 - gamma^2) where gamma is set, else 1."""
+        return 1.0 if self.gamma is None else math.sqrt(1.0 - self.gamma**2)
 
 
 class Attention(nn.Module):
@@ -69,13 +97,24 @@ class Attention(nn.Module):
         self.v = nn.Linear(cfg.width, h * dv, bias=False)
         self.o = nn.Linear(h * dv, cfg.width, bias=False)
         self.heads, self.dk, self.dv = h, dk, dv
+        self.shaped = cfg.attention == "shaped"
+        self.temperature = cfg.tau0 * math.sqrt(cfg.width * dk) if self.shaped else math.sqrt(dk)
+
+    def weights(self, q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+        """The attention matrix (B, heads, T, T): Softmax(Q K^T / temperature), shaped as
+        I + Softmax - (1/T) 1 1^T when the attention is shaped."""
+        a = torch.softmax(q @ k.transpose(-2, -1) / self.temperature, dim=-1)
+        if not self.shaped:
+            return a
+        t = a.shape[-1]
+        return a + torch.eye(t, dtype=a.dtype, device=a.device) - 1.0 / t
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         B, T, _ = x.shape
         q = self.q(x).view(B, T, self.heads, self.dk).transpose(1, 2)
         k = self.k(x).view(B, T, self.heads, self.dk).transpose(1, 2)
         v = self.v(x).view(B, T, self.heads, self.dv).transpose(1, 2)
-        a = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(self.dk), dim=-1)
+        a = self.weights(q, k)
         return self.o((a @ v).transpose(1, 2).reshape(B, T, self.heads * self.dv))
 
 
@@ -92,20 +131,21 @@ class MLP(nn.Module):
 class Block(nn.Module):
     def __init__(self, cfg: SignalConfig) -> None:
         super().__init__()
-        self.attn, self.mlp = Attention(cfg), MLP(cfg)
+        self.attn = Attention(cfg)
+        self.mlp = MLP(cfg) if cfg.mlp_ratio else None
         self.ln1, self.ln2 = nn.LayerNorm(cfg.width), nn.LayerNorm(cfg.width)
-        self.norm, self.alpha = cfg.norm, cfg.residual_scale
+        self.norm, self.alpha, self.skip = cfg.norm, cfg.residual_scale, cfg.skip_scale
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        a = self.alpha
+        a, s = self.alpha, self.skip
         if self.norm == "post":
-            x = self.ln1(x + a * self.attn(x))
-            return self.ln2(x + a * self.mlp(x))
+            x = self.ln1(s * x + a * self.attn(x))
+            return x if self.mlp is None else self.ln2(s * x + a * self.mlp(x))
         if self.norm == "pre":
-            x = x + a * self.attn(self.ln1(x))
-            return x + a * self.mlp(self.ln2(x))
-        x = x + a * self.attn(x)
-        return x + a * self.mlp(x)
+            x = s * x + a * self.attn(self.ln1(x))
+            return x if self.mlp is None else s * x + a * self.mlp(self.ln2(x))
+        x = s * x + a * self.attn(x)
+        return x if self.mlp is None else s * x + a * self.mlp(x)
 
 
 class SignalTransformer(nn.Module):
@@ -142,7 +182,11 @@ class SignalTransformer(nn.Module):
 
     def hidden_states(self, idx: torch.Tensor) -> list[torch.Tensor]:
         """The residual stream after the embedding and after each block: L + 1 tensors (B, T, d)."""
-        xs = [self.embed(idx)]
+        return self.propagate(self.embed(idx))
+
+    def propagate(self, x: torch.Tensor) -> list[torch.Tensor]:
+        """The residual stream `x` (B, T, d), given in place of an embedding, and after each block."""
+        xs = [x]
         for block in self.blocks:
             xs.append(block(xs[-1]))
         return xs

@@ -36,6 +36,7 @@ import torch.nn.functional as F
 from replikit.core.progress import Progress
 from replikit.core.seeding import derive_seed, seed_everything
 from replikit.core.training import DivergenceError, make_optimizer
+from replikit.methods.token_geometry import stable_rank, token_similarity
 from replikit.models.signal_transformer import SignalConfig, SignalTransformer
 from replikit.papers import unique_runs
 from replikit.papers.interface import Job, Run, Runs, Stage
@@ -172,18 +173,6 @@ def task_loss(model: SignalTransformer, x: torch.Tensor) -> tuple[torch.Tensor, 
     """Mean cross-entropy of predicting the reversed sequence, and the logits."""
     logits = model(x)
     return F.cross_entropy(logits.flatten(0, 1), x.flip(1).flatten()), logits
-
-
-def token_similarity(h: torch.Tensor) -> torch.Tensor:
-    """Mean cosine similarity over the pairs of distinct tokens of each sequence of h (B, T, d): (B,)."""
-    u = F.normalize(h, dim=-1)
-    t = h.shape[1]
-    return ((u @ u.transpose(1, 2)).sum((1, 2)) - t) / (t * (t - 1))
-
-
-def stable_rank(h: torch.Tensor) -> torch.Tensor:
-    """||X||_F^2 / ||X||_2^2 of each sequence's (T, d) representation X: (B,); 1 = rank collapse."""
-    return h.pow(2).sum((1, 2)) / torch.linalg.matrix_norm(h, ord=2).pow(2)
 
 
 def build_model(cfg: dict, spec: RunSpec, depth: int, d_k: int, seed: int, purpose: str,

@@ -23,7 +23,8 @@ PILOTS = Path(__file__).resolve().parents[3] / "config" / "pilots"
 # paper -> the module that holds its margin rule: MARGIN_RULE, MARGIN_LOSS_COST, pilot_curves(paths, cfg)
 # and margins_from_curves(curves, cfg)
 PAPERS = {"depthwise_transfer": "replikit.papers.depthwise_transfer_analysis",
-          "continual_learning": "replikit.papers.continual_learning_analysis"}
+          "continual_learning": "replikit.papers.continual_learning_analysis",
+          "shaped_transformer": "replikit.papers.shaped_transformer_analysis"}
 
 
 def rule_module(paper: str):

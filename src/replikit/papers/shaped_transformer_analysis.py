@@ -1,0 +1,302 @@
+"""The shaped transformer (Noci, Li, Li, He, Hofmann, Maddison, Roy; NeurIPS 2023): the results side.
+The figure and claims jobs import this module (`registry.get` finds `SPEC` here); the runs and the
+measuring job are in `shaped_transformer.py`."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from replikit.papers.interface import Figure, Paper
+from replikit.papers.shaped_transformer import RUNS, RunSpec, depth_of, run_config
+from replikit.reporting import plotting
+from replikit.reporting.plotting import SEED_CI, sns
+from replikit.scoring.aggregate import run_rows
+from replikit.scoring.claims import Claim, Part, Source
+from replikit.scoring.fidelity import Departure
+
+SOURCE = "arXiv 2306.17759 (NeurIPS 2023)"
+WHERE = "Noci, Li, Li et al., NeurIPS 2023 (arXiv 2306.17759), abstract"
+QUAL = "qualitative; the paper's numbers were not verified offline"
+INDEXED = Source(
+    "We show that at initialization the limiting distribution can be described by a stochastic "
+    "differential equation (SDE) indexed by the depth-to-width ratio.", WHERE)
+STABLE = Source(
+    "The existence of a stable SDE implies that the covariance structure is well-behaved, even for very "
+    "large depth and width, thus preventing the notorious issues of rank degeneracy in deep attention "
+    "models.", WHERE)
+SIMULATED = Source(
+    "Finally, we show, through simulations, that the SDE provides a surprisingly good description of the "
+    "corresponding finite-size model.", WHERE)
+SDE_NOT_SOURCED = ("the SDE's drift and diffusion are in the paper's body, not in its abstract, and could "
+                   "not be found offline (searched 2026-11-26: the stored copies of the paper give its "
+                   "abstract only); simulating an SDE with invented coefficients would test nothing")
+
+# ST-1's equivalence margins (config key `margins`), from a pilot on seeds 100-104 by this rule, stated
+# 2026-11-26 before the pilot ran (`python -m replikit.plan.pilot shaped_transformer`).
+MARGIN_RULE = (
+    "Half of the ratio's own effect: for each statistic of the output correlation's distribution (its mean "
+    "and its standard deviation over networks and inputs), the margin is MARGIN_LOSS_COST (0.5) times the "
+    "median, over the pilot's seeds, of |the statistic at the largest ratio minus at the smallest ratio| at "
+    "the largest width, rounded down to 0.005. Why that size: the claim is that the ratio, not the depth or "
+    "the width alone, sets the distribution; widths at one ratio are 'the same' when they differ by less "
+    "than half of what the configured change of the ratio does.")
+MARGIN_LOSS_COST = 0.5  # the fraction of the ratio's effect (the pilot file's `loss_cost`)
+STATISTICS = {"mean": "mean", "spread": "std"}  # margin key -> column of the per-seed table
+
+
+# ---------------------------------------------------------------- results (figure and claims jobs)
+
+
+def load_samples(paths: list[str | Path]) -> pd.DataFrame:
+    """One row per (run, seed, ratio, sample): the output tokens' mean pairwise cosine similarity."""
+    def rows(m: dict) -> list[dict]:
+        spec = RunSpec.parse(m["run"])
+        return [{"attention": spec.attention, "width": spec.width, "ratio": float(r), "similarity": v}
+                for r, values in m["samples"].items() for v in values]
+
+    return run_rows(paths, rows, ["run", "seed", "attention", "width", "ratio", "similarity"])
+
+
+def load_layers(paths: list[str | Path]) -> pd.DataFrame:
+    """One row per (run, seed, block): the similarity's mean and standard deviation over the samples,
+    with the block's depth-to-width ratio."""
+    def rows(m: dict) -> list[dict]:
+        spec = RunSpec.parse(m["run"])
+        return [{"attention": spec.attention, "width": spec.width, "layer": i, "ratio": i / spec.width,
+                 "mean": mu, "std": sd} for i, (mu, sd) in enumerate(zip(m["mean_layers"], m["std_layers"],
+                                                                           strict=True))]
+
+    return run_rows(paths, rows)
+
+
+def per_seed(samples: pd.DataFrame) -> pd.DataFrame:
+    """Per (seed, attention, width, ratio): the mean and standard deviation of the samples."""
+    g = samples.groupby(["seed", "attention", "width", "ratio"])["similarity"]
+    return g.agg(mean="mean", std="std").reset_index()
+
+
+def value(table: pd.DataFrame, stat: str, attention: str, width: int, ratio: float) -> dict[int, float]:
+    """{seed: statistic} of one (attention, width, ratio)."""
+    rows = table[(table["attention"] == attention) & (table["width"] == width)
+                 & np.isclose(table["ratio"], ratio)]
+    if rows.empty:
+        raise KeyError(f"{attention} attention at width {width}, ratio {ratio:g}")
+    return {int(r.seed): float(getattr(r, stat)) for r in rows.itertuples()}
+
+
+def width_range(table: pd.DataFrame, stat: str, widths: list[int], ratio: float) -> dict[int, float]:
+    """Per seed: the largest minus the smallest value of `stat` over the widths at one ratio (every
+    pairwise difference is at most this)."""
+    by_width = [value(table, stat, "shaped", w, ratio) for w in widths]
+    return {s: max(v[s] for v in by_width) - min(v[s] for v in by_width) for s in by_width[0]}
+
+
+# ---------------------------------------------------------------- the margin rule (pilot)
+
+
+def pilot_curves(paths: list[str | Path], cfg: dict) -> dict[str, dict[int, dict[float, float]]]:
+    """The pilot's curves {"<statistic> width-<n>": {seed: {ratio: value}}} of the shaped runs."""
+    table = per_seed(load_samples(paths))
+    out: dict[str, dict[int, dict[float, float]]] = {}
+    for r in table[table["attention"] == "shaped"].itertuples():
+        for key, column in STATISTICS.items():
+            out.setdefault(f"{key} width-{r.width}", {}).setdefault(int(r.seed), {})[float(r.ratio)] = \
+                float(getattr(r, column))
+    return out
+
+
+def margins_from_curves(curves: dict[str, dict[int, dict[float, float]]], cfg: dict,
+                        cost: float = MARGIN_LOSS_COST) -> dict[str, dict]:
+    """Each statistic's margin by MARGIN_RULE from the pilot's curves."""
+    lo, hi, width = min(cfg["ratios"]), max(cfg["ratios"]), max(cfg["widths"])
+    out = {}
+    for key in STATISTICS:
+        by_seed = curves[f"{key} width-{width}"]
+        effects = sorted(abs(c[hi] - c[lo]) for c in by_seed.values())
+        median = float(np.median(effects))
+        out[key] = {"margin": math.floor(cost * median / 0.005 + 1e-9) * 0.005, "median_effect": median,
+                    "effects": effects, "width": width, "ratios": [lo, hi]}
+        out[key]["margin"] = round(out[key]["margin"], 3)
+    return out
+
+
+# ---------------------------------------------------------------- figures
+
+
+def figure_correlation_by_ratio(df: pd.DataFrame, specs: list[RunSpec], out: Path, scale: str,
+                                subset: bool = False, cfg: dict | None = None) -> pd.DataFrame:
+    """Left: the output correlation's distribution (ECDF over every seed's samples) at the equivalence
+    ratio, one line per width; right: its standard deviation against the ratio, per width."""
+    widths = sorted(s.width for s in specs)
+    d = df[df["attention"] == "shaped"]
+    colours = plotting.hue_colours(widths, ordered=True)
+    fig, axes = plotting.new_figure(2, width=4.8)
+    at = d[np.isclose(d["ratio"], cfg["equivalence_ratio"])]
+    sns.ecdfplot(at, x="similarity", hue="width", hue_order=list(colours), palette=colours, ax=axes[0, 0])
+    axes[0, 0].axvline(cfg["input_correlation"], color="0.4", ls=":", lw=1)
+    axes[0, 0].set(xlabel=f"output token correlation at depth/width = {cfg['equivalence_ratio']:g}",
+                   ylabel="fraction of networks and inputs")
+    table = per_seed(d)
+    sns.lineplot(table, x="ratio", y="std", hue="width", hue_order=list(colours), palette=colours,
+                 errorbar=SEED_CI, marker="o", ax=axes[0, 1], legend=False)
+    axes[0, 1].set(xlabel="depth-to-width ratio d/n", ylabel="std of the output correlation")
+    axes[0, 1].set_xscale("log", base=2)
+    axes[0, 1].set_xticks(sorted(cfg["ratios"]), [f"{r:g}" for r in sorted(cfg["ratios"])])
+    plotting.save(fig, out, "Shaped attention at initialization: the distribution by depth-to-width ratio",
+                  scale, subset)
+    return table
+
+
+def figure_correlation_vs_depth(df: pd.DataFrame, specs: list[RunSpec], out: Path, scale: str,
+                                subset: bool = False) -> pd.DataFrame:
+    """Mean output correlation after every block, shaped against standard softmax attention at one
+    width (same weights and inputs per network), against the block's depth-to-width ratio."""
+    width = specs[0].width
+    d = df[df["width"] == width]
+    colours = plotting.hue_colours(["shaped", "softmax"])
+    fig, axes = plotting.new_figure(1, width=5.2)
+    ax = axes[0, 0]
+    sns.lineplot(d, x="ratio", y="mean", hue="attention", hue_order=list(colours), palette=colours,
+                 errorbar=SEED_CI, ax=ax)
+    ax.set(xlabel=f"depth-to-width ratio d/n (width {width}, depth up to {int(d['layer'].max())})",
+           ylabel="mean token correlation", ylim=(-0.05, 1.05))
+    plotting.save(fig, out, f"Shaped against softmax attention: token correlation with depth (width {width})",
+                  scale, subset)
+    return d
+
+
+FIGURES = (
+    Figure("correlation_by_ratio", "Attention-only networks with shaped attention at initialization (no "
+           "MLP, no layer norm, one head, d_k = width, residual mix sqrt(1 - gamma^2) x + gamma f(x)); each "
+           "input sequence's tokens have exactly the configured pairwise correlation (dotted line). Left: "
+           "the distribution of the output tokens' mean pairwise cosine similarity over networks, inputs "
+           "and seeds at the equivalence ratio, one line per width (the depth is the ratio times the "
+           "width). Right: its standard deviation per seed against the depth-to-width ratio. Bands: 90% "
+           "t-interval over seeds.", figure_correlation_by_ratio, "samples", takes_config=True),
+    Figure("correlation_vs_depth", "The mean output token correlation after each block of the same "
+           "networks (same weights and inputs) with shaped attention and with the standard softmax "
+           "attention, against the block's depth-to-width ratio; 1 is rank collapse. Bands: 90% "
+           "t-interval over seeds.", figure_correlation_vs_depth, "layers"),
+)
+
+
+# ---------------------------------------------------------------- claims
+
+
+def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
+    """ST-1..ST-4 for this configuration; results = {"samples": ..., "layers": ...}."""
+    widths = sorted(int(w) for w in cfg["widths"])
+    ratios = sorted(float(r) for r in cfg["ratios"])
+    lo, hi, eq, big = ratios[0], ratios[-1], float(cfg["equivalence_ratio"]), widths[-1]
+    n_sm, margins = int(cfg["softmax_width"]), cfg["margins"]
+    setting = (f"; setting: attention-only, one head, d_k = width, gamma {cfg['gamma']}, tau0 {cfg['tau0']}, "
+               f"{cfg['tokens']} tokens of exact input correlation {cfg['input_correlation']}, "
+               f"{cfg['networks']} networks x {cfg['sequences']} inputs per seed")
+
+    def st1(r: dict) -> list[Part]:
+        t = per_seed(r["samples"])
+        return [Part(f"range over widths {widths} at d/n = {eq:g}: {what} of the output correlation "
+                     f"< {margins[key]:g}", width_range(t, STATISTICS[key], widths, eq), margins[key],
+                     "below")
+                for key, what in (("mean", "mean"), ("spread", "standard deviation"))]
+
+    def st2(r: dict) -> list[Part]:
+        t = per_seed(r["samples"])
+        a, b = value(t, "std", "shaped", big, hi), value(t, "std", "shaped", big, lo)
+        return [Part(f"width {big}: standard deviation of the output correlation at d/n = {hi:g} minus at "
+                     f"{lo:g}", {s: a[s] - b[s] for s in a}, 0.0)]
+
+    def st3(r: dict) -> list[Part]:
+        t = per_seed(r["samples"])
+        soft_hi, shaped_hi = (value(t, "mean", a, n_sm, hi) for a in ("softmax", "shaped"))
+        soft_lo = value(t, "mean", "softmax", n_sm, lo)
+        return [Part(f"width {n_sm}, d/n = {hi:g}: mean output correlation, softmax minus shaped",
+                     {s: soft_hi[s] - shaped_hi[s] for s in soft_hi}, 0.0),
+                Part(f"width {n_sm}, softmax: mean output correlation at d/n = {hi:g} minus at {lo:g}",
+                     {s: soft_hi[s] - soft_lo[s] for s in soft_hi}, 0.0)]
+
+    return [
+        Claim("ST-1", "At initialization, shaped-attention networks with the same depth-to-width ratio "
+              "have the same distribution of the output tokens' correlation, whatever their width.",
+              "the limit is indexed by d/n alone (" + QUAL + ")", SOURCE + ", abstract",
+              f"per seed, shaped attention at d/n = {eq:g} (depths {[round(eq * w) for w in widths]} at "
+              f"widths {widths}): the largest minus the smallest over the widths of the mean, and of the "
+              "standard deviation, of the output correlation over networks and inputs" + setting,
+              "both CIs below their margins (ST-1's margins: config/pilots/shaped_transformer.<scale>.json)",
+              st1, source=INDEXED, uses=("widths", "ratios", "equivalence_ratio"),
+              reading="a limit indexed by d/n says finite networks at one ratio agree up to finite-size "
+              "corrections; how close is 'the same' is the pilot's margin",
+              caveat="an equivalence at three widths, not the infinite limit; a range over widths grows with "
+              "noise, so this test errs towards 'inconclusive'",
+              figures=("correlation_by_ratio",)),
+        Claim("ST-2", "The depth-to-width ratio sets the distribution: at a larger ratio the output "
+              "correlation is more spread out.",
+              "a distribution indexed by d/n (" + QUAL + ")", SOURCE + ", abstract",
+              f"per seed, shaped attention at width {big}: the standard deviation of the output correlation "
+              f"over networks and inputs at d/n = {hi:g} minus at {lo:g}" + setting,
+              "CI > 0", st2, source=INDEXED, kind="hypothesis",
+              reading="the direction: the abstract says the distribution depends on the ratio; that its "
+              "spread grows with the ratio is our reading (a diffusion started at the inputs' exact "
+              "correlation, a point, spreads as it runs)",
+              uses=("widths", "ratios"), figures=("correlation_by_ratio",)),
+        Claim("ST-3", "With shaped attention the tokens' correlation stays away from rank collapse at depth, "
+              "while the standard softmax attention with the same residual mixing degenerates.",
+              "the covariance stays well-behaved; no rank degeneracy (" + QUAL + ")", SOURCE + ", abstract",
+              f"per seed at width {n_sm} (same weights and inputs per network): mean output correlation at "
+              f"d/n = {hi:g} (depth {round(hi * n_sm)}), softmax minus shaped; and softmax's at d/n = {hi:g} "
+              f"minus at {lo:g}" + setting,
+              "both CIs > 0", st3, source=STABLE, uses=("softmax_width", "ratios"),
+              figures=("correlation_vs_depth",)),
+        Claim("ST-4", "The SDE describes the finite-size networks' correlation well.",
+              "a surprisingly good description (" + QUAL + ")", SOURCE + ", abstract",
+              "the distance between the finite networks' correlation distribution and an Euler-Maruyama "
+              "simulation of the SDE", "not measurable offline", lambda r: [], source=SIMULATED,
+              not_measurable=lambda cfg: "not measurable offline: " + SDE_NOT_SOURCED,
+              figures=("correlation_by_ratio",)),
+    ]
+
+
+# ---------------------------------------------------------------- cost (the plan)
+
+
+def cost(cfg: dict, run: str):
+    """The plan's cost model of one job (`replikit.plan.bill`): `networks` forward passes of
+    `sequences` inputs through depth max(ratios) x width blocks. The step counter counts a backward
+    pass too, which the job does not take: an upper bound (about 3x the forward)."""
+    import torch
+
+    from replikit.methods.step_cost import JobPlan, Piece, Setup, fake_module
+    from replikit.papers.shaped_transformer import build_network
+
+    spec = RunSpec.parse(run)
+    rc = run_config(cfg, spec)
+
+    def setup() -> Setup:
+        """shaped_transformer.measure: one network's blocks on its input sequences."""
+        model = fake_module(lambda: build_network(rc, spec, 0, 0, torch.device("cpu")))
+        x = torch.zeros(rc["sequences"], rc["tokens"], spec.width)
+        return Setup(model, lambda: model.propagate(x)[-1].pow(2).mean(), None, [x])
+
+    key = ("st", spec.attention, spec.width, depth_of(rc, spec.width), rc["sequences"], rc["tokens"])
+    return JobPlan([Piece(key, setup, rc["networks"])], f"networks {rc['networks']} (forward only)",
+                   "shaped_transformer.sequences")
+
+
+SPEC = Paper(
+    RUNS, cost=cost, prefix="st", arxiv="2306.17759", figures=FIGURES, claims=claims,
+    load_results=lambda files: {"samples": load_samples(files["metrics"]),
+                                "layers": load_layers(files["metrics"])},
+    title="The Shaped Transformer: Attention Models in the Infinite Depth-and-Width Limit "
+    "(Noci, Li, Li, He, Hofmann, Maddison, Roy, NeurIPS 2023)",
+    departures=(Departure(
+        "model", "attention-only blocks, one head, d_k = width, residual mix sqrt(1 - gamma^2) x + "
+        "gamma f(x) with gamma 0.7071, temperature tau0 sqrt(width d_k)",
+        "the paper's shaped attention and shaped Transformer blocks (exact form not reachable offline)",
+        "the abstract names the centring at identity and a width-dependent temperature, not its form, the "
+        "residual weights or the MLP's shaping"),),
+    unverified=("widths", "ratios", "equivalence_ratio", "softmax_width", "tokens", "input_correlation",
+                "tau0", "gamma", "networks", "sequences"))

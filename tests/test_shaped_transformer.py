@@ -1,0 +1,128 @@
+"""The shaped transformer (paper eight): shaped attention as a switch of the signal transformer, the
+inputs of exact correlation, the pairing of the two attentions, the margin rule and the claims."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+import torch
+
+from replikit.methods.token_geometry import token_similarity
+from replikit.models.signal_transformer import Attention, SignalConfig, SignalTransformer
+from replikit.papers import shaped_transformer as st
+from replikit.papers import shaped_transformer_analysis as sta
+from replikit.plan.bill import load
+
+CFG = {"tokens": 6, "input_correlation": 0.5, "tau0": 1.0, "gamma": 0.7071, "networks": 4, "sequences": 3,
+       "ratios": [0.25, 0.5, 1.0]}
+
+
+def _config(**kw) -> SignalConfig:
+    base = dict(vocab_size=1, seq_len=6, depth=2, width=16, heads=1, d_k=16, norm="none", positional=False,
+                mlp_ratio=0)
+    return SignalConfig(**{**base, **kw})
+
+
+def test_shaped_attention_is_identity_plus_the_centred_softmax_at_a_width_dependent_temperature():
+    cfg = _config(attention="shaped", tau0=0.5)
+    attn = Attention(cfg)
+    q, k = torch.randn(2, 1, 6, 16), torch.randn(2, 1, 6, 16)
+    tau = 0.5 * math.sqrt(16 * 16)
+    expected = torch.eye(6) + torch.softmax(q @ k.transpose(-2, -1) / tau, -1) - 1 / 6
+    torch.testing.assert_close(attn.weights(q, k), expected)
+    torch.testing.assert_close(attn.weights(q, k).sum(-1), torch.ones(2, 1, 6))  # rows still sum to 1
+    standard = Attention(_config(attention="softmax"))
+    torch.testing.assert_close(standard.weights(q, k), torch.softmax(q @ k.transpose(-2, -1) / 4.0, -1))
+
+
+def test_at_an_infinite_temperature_a_shaped_block_mixes_the_input_with_its_values_only():
+    """A = I exactly: block(x) = sqrt(1 - gamma^2) x + gamma x W_V^T W_O^T."""
+    torch.manual_seed(0)
+    net = SignalTransformer(_config(attention="shaped", tau0=1e12, gamma=0.6, depth=1))
+    x = torch.randn(2, 6, 16)
+    b = net.blocks[0]
+    expected = 0.8 * x + 0.6 * b.attn.o(b.attn.v(x))
+    torch.testing.assert_close(net.propagate(x)[-1], expected)
+
+
+def test_the_default_block_is_unchanged_for_rank_collapse():
+    """gamma None: x + alpha f(x), the MLP kept, the 1/sqrt(d_k) temperature."""
+    torch.manual_seed(0)
+    cfg = SignalConfig(vocab_size=8, seq_len=5, depth=1, width=8, norm="none", alpha="1/sqrt(L)")
+    net = SignalTransformer(cfg)
+    b, x = net.blocks[0], torch.randn(3, 5, 8)
+    a = torch.softmax(b.attn.q(x) @ b.attn.k(x).transpose(-2, -1) / math.sqrt(8), -1)
+    h = x + b.attn.o(a @ b.attn.v(x))
+    torch.testing.assert_close(net.propagate(x)[-1], h + b.mlp(h))
+
+
+def test_inputs_have_exactly_the_configured_correlation_and_norm():
+    x = st.inputs(CFG, 32, seed=3, k=1, device=torch.device("cpu"))
+    assert x.shape == (3, 6, 32)
+    torch.testing.assert_close(token_similarity(x), torch.full((3,), 0.5), atol=1e-5, rtol=0)
+    torch.testing.assert_close(x.pow(2).sum(-1), torch.full((3, 6), 32.0), atol=1e-3, rtol=0)
+
+
+def test_both_attentions_share_each_networks_weights_and_only_the_attention_differs():
+    a = st.build_network(CFG, st.RunSpec("shaped", 16), 0, 2, torch.device("cpu"))
+    b = st.build_network(CFG, st.RunSpec("softmax", 16), 0, 2, torch.device("cpu"))
+    for (na, pa), (nb, pb) in zip(a.named_parameters(), b.named_parameters(), strict=True):
+        assert na == nb and torch.equal(pa, pb)
+    assert len(a.blocks) == 16 and a.blocks[0].mlp is None  # depth max(ratios) x width, no MLP
+
+
+def test_softmax_attention_collapses_with_depth_and_shaped_attention_does_not():
+    shaped = st.run(st.RunSpec("shaped", 16), CFG, seed=0)
+    softmax = st.run(st.RunSpec("softmax", 16), CFG, seed=0)
+    assert softmax["mean_layers"][-1] > 0.99 > 0.8 > shaped["mean_layers"][-1]
+    assert set(shaped["samples"]) == {"0.25", "0.5", "1"} and len(shaped["samples"]["1"]) == 12
+
+
+def test_config_errors_name_the_key_and_the_fix():
+    cfg = {**CFG, "widths": [16, 20, 40], "ratios": [0.125, 0.5], "equivalence_ratio": 0.25,
+           "softmax_width": 8}
+    errors = " | ".join(st.config_errors(cfg))
+    assert "ratios [0.125] times width 20" in errors and "equivalence_ratio 0.25 is not one of" in errors
+    assert "softmax_width 8 is not one of" in errors
+    good = {**CFG, "widths": [16, 32, 64], "ratios": [0.125, 0.25], "equivalence_ratio": 0.25,
+            "softmax_width": 32}
+    assert st.config_errors(good) == []
+
+
+def test_the_margin_rule_is_half_the_ratios_effect_rounded_down():
+    cfg = {"ratios": [0.25, 1.0], "widths": [8, 16, 32]}
+    curves = {"mean width-32": {s: {0.25: 0.5, 1.0: 0.5 - d} for s, d in enumerate([0.04, 0.06, 0.08])},
+              "spread width-32": {s: {0.25: 0.1, 1.0: 0.1 + d} for s, d in enumerate([0.1, 0.13, 0.2])}}
+    got = sta.margins_from_curves(curves, cfg)
+    assert got["mean"]["margin"] == 0.03 and got["spread"]["margin"] == 0.065
+
+
+def _samples(shift: float) -> dict[str, pd.DataFrame]:
+    """Fake per-sample results: widths 16, 32, 64 at ratios 0.125..0.5, every seed; the widest's
+    correlation shifted by `shift`, the spread growing with the ratio; softmax near 1."""
+    rows = []
+    g = torch.Generator().manual_seed(0)
+    for seed in range(5):
+        for att, widths in (("shaped", (16, 32, 64)), ("softmax", (32,))):
+            for w in widths:
+                for r in (0.125, 0.25, 0.5):
+                    base = torch.randn(200, generator=g) * (0.1 + 0.2 * r)
+                    shifted = shift if w == 64 else 0.0
+                    vals = (0.98 + 0.01 * base) if att == "softmax" else 0.5 + base + shifted
+                    rows += [{"run": f"init_attention-{att}_width-{w}", "seed": seed, "attention": att,
+                              "width": w, "ratio": r, "similarity": float(v)} for v in vals]
+    return {"samples": pd.DataFrame(rows)}
+
+
+@pytest.mark.parametrize("shift, verdict", [(0.0, "replicated"), (0.3, "not replicated")])
+def test_st1_can_fail_when_one_width_differs(shift, verdict):
+    cfg = load(["config/smoke.yaml"])["shaped_transformer"]
+    claims = {c.id: c for c in sta.claims(st.experiment_runs(cfg), cfg)}
+    mean_part = claims["ST-1"].measure(_samples(shift))[0].decide(0.9, 5)
+    assert mean_part.verdict == verdict, mean_part
+    st2 = claims["ST-2"].measure(_samples(0.0))[0].decide(0.9, 5)
+    st3 = [p.decide(0.9, 5) for p in claims["ST-3"].measure(_samples(0.0))]
+    assert st2.verdict == "replicated" and st3[0].verdict == "replicated"
+    assert claims["ST-4"].not_measurable(cfg).startswith("not measurable offline")
