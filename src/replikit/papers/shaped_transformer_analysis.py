@@ -255,7 +255,7 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
               "a surprisingly good description (" + QUAL + ")", SOURCE + ", abstract",
               "the distance between the finite networks' correlation distribution and an Euler-Maruyama "
               "simulation of the SDE", "not measurable offline", lambda r: [], source=SIMULATED,
-              not_measurable=lambda cfg: "not measurable offline: " + SDE_NOT_SOURCED,
+              not_measurable=lambda cfg: "at any scale offline: " + SDE_NOT_SOURCED,
               figures=("correlation_by_ratio",)),
     ]
 

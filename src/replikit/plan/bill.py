@@ -129,7 +129,10 @@ def _counted(jp: JobPlan, costs: dict[tuple, StepCost], log) -> list[tuple[StepC
     return [(costs[p.key], p) for p in jp.pieces]
 
 
-TRAINING_STAGES = ("train", "sample")  # the stage of each paper that trains (one job per run and seed)
+def priced_stage(paper):
+    """The stage whose jobs the plan prices (one per run and seed): the one that writes the paper's
+    per-run metrics, which every claim reads (training, sampling or measuring)."""
+    return next(s for s in paper.stages if paper.run_files["metrics"] in s.outputs.values())
 
 
 def planner(name: str):
@@ -163,7 +166,7 @@ def plan(config: dict, requests: dict[str, object], peaks: dict[str, dict[str, f
         if name in skipped:
             continue
         paper, cfg = get(name), config[name]
-        stage = next(s for s in paper.stages if s.name in TRAINING_STAGES)
+        stage = priced_stage(paper)
         rule = f"{paper.prefix}_{stage.name}"
         for run in paper.runs_of(cfg):
             jp = planner(name)(cfg, run)
