@@ -43,6 +43,8 @@ from replikit.papers import latent_lookahead as ll
 from replikit.papers import latent_lookahead_analysis as lla
 from replikit.papers import rank_collapse as rc
 from replikit.papers import rank_collapse_analysis as rca
+from replikit.papers import shaped_transformer as st
+from replikit.papers import shaped_transformer_analysis as sta
 from replikit.scoring.aggregate import final_rows
 from replikit.scoring.claims import Part, evaluate
 from replikit.scoring.stats import min_seeds_for
@@ -52,7 +54,7 @@ FAST_DRAWS, SIM_DRAWS, DRAWS = 200, 1000, 2000
 LEVEL, MIN_SEEDS = 0.90, 5
 NOMINAL = (1 - LEVEL) / 2
 SEEDS = range(5)
-EQUIVALENCE = {"CL-2", "CL-5"}
+EQUIVALENCE = {"CL-2", "CL-5", "ST-1"}
 SIZES = [pytest.param(FAST_DRAWS, id="fast"), pytest.param(SIM_DRAWS, id="full", marks=pytest.mark.slow)]
 
 
@@ -154,13 +156,48 @@ def _rc_null(cfg: dict, rng) -> dict:
     return {"rows": df}
 
 
+def _st_null(cfg: dict, rng, shift: dict[str, float] | None = None) -> dict:
+    """shaped_transformer's `load_results`: every sample of the output correlation alike in every run,
+    width and ratio (N(0.5, 0.2) around a per-(run, seed) network offset); `shift`: the widest width's
+    mean moved by shift["mean"] and its spread widened by shift["spread"] (ST-1's null at its margin)."""
+    shift = shift or {"mean": 0.0, "spread": 0.0}
+    n, widest = cfg["networks"] * cfg["sequences"], max(cfg["widths"])
+    keys = [(s, seed, float(r)) for s in st.all_runs(cfg) for seed in SEEDS for r in cfg["ratios"]]
+    z = rng.standard_normal((len(keys), n))
+    z = (z - z.mean(1, keepdims=True)) / z.std(1, ddof=1, keepdims=True)  # exact mean 0, sd 1 per group
+    offsets = {(s.name, seed): rng.normal(0, 0.01) for s in st.all_runs(cfg) for seed in SEEDS}
+    wide = np.array([s.width == widest and s.attention == "shaped" for s, _, _ in keys])[:, None]
+    centre = 0.5 + np.array([offsets[(s.name, seed)] for s, seed, _ in keys])[:, None] + wide * shift["mean"]
+    values = centre + (0.2 + wide * shift["spread"]) * z
+    return {"samples": pd.DataFrame({
+        "run": np.repeat([s.name for s, _, _ in keys], n), "seed": np.repeat([k[1] for k in keys], n),
+        "attention": np.repeat([s.attention for s, _, _ in keys], n),
+        "width": np.repeat([s.width for s, _, _ in keys], n), "ratio": np.repeat([k[2] for k in keys], n),
+        "similarity": values.ravel()})}
+
+
 PAPERS = {
+    "shaped_transformer": (_st_null, lambda cfg: sta.claims(st.experiment_runs(cfg), cfg)),
     "cold_posterior": (_cp_null, lambda cfg: cpa.claims(cp.experiment_runs(cfg), cfg)),
     "continual_learning": (_cl_null, lambda cfg: cla.claims(cl.experiment_runs(cfg), cfg)),
     "benign_memorization": (_bm_null, lambda cfg: bma.claims(bm.experiment_runs(cfg), cfg["augmentation"])),
     "latent_lookahead": (_ll_null, lambda cfg: lla.claims(ll.experiment_runs(cfg), cfg)),
     "rank_collapse": (_rc_null, lambda cfg: rca.claims(rc.experiment_runs(cfg), cfg)),
 }
+
+
+@pytest.mark.parametrize("draws", SIZES)
+@pytest.mark.parametrize("statistic", ["mean", "spread"])
+def test_st1_null_is_the_margin(smoke, statistic, draws):
+    """ST-1 at its boundary: the widest width differs by exactly the margin in one statistic (the
+    samples standardized, so the spread's shift is exact), the other equal; its part may call that
+    "replicated" (within the margin) no more often than the level."""
+    cfg = smoke["shaped_transformer"]
+    shift = {"mean": 0.0, "spread": 0.0, statistic: cfg["margins"][statistic]}
+    i = list(sta.STATISTICS).index(statistic) + 1
+    rates = _rates(cfg, lambda c, rng: _st_null(c, rng, shift),
+                   lambda c: [x for x in sta.claims(st.experiment_runs(c), c) if x.id == "ST-1"], draws)
+    assert rates["ST-1"][f"part {i}"] <= bound(draws), rates
 
 
 def _judged(row: dict) -> bool:

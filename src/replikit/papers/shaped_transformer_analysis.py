@@ -265,8 +265,10 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
 
 def cost(cfg: dict, run: str):
     """The plan's cost model of one job (`replikit.plan.bill`): `networks` forward passes of
-    `sequences` inputs through depth max(ratios) x width blocks. The step counter counts a backward
-    pass too, which the job does not take: an upper bound (about 3x the forward)."""
+    `sequences` inputs through depth max(ratios) x width blocks, counted as networks x depth passes
+    through one block (the blocks are alike; counting a deep network op by op took minutes). The step
+    counter counts a backward pass too, which the job does not take: an upper bound (about 3x the
+    forward)."""
     import torch
 
     from replikit.methods.step_cost import JobPlan, Piece, Setup, fake_module
@@ -274,15 +276,18 @@ def cost(cfg: dict, run: str):
 
     spec = RunSpec.parse(run)
     rc = run_config(cfg, spec)
+    one_block = {**rc, "ratios": [1 / spec.width]}  # depth max(ratios) x width = 1
 
     def setup() -> Setup:
-        """shaped_transformer.measure: one network's blocks on its input sequences."""
-        model = fake_module(lambda: build_network(rc, spec, 0, 0, torch.device("cpu")))
+        """shaped_transformer.measure: one block of one network on its input sequences."""
+        model = fake_module(lambda: build_network(one_block, spec, 0, 0, torch.device("cpu")))
         x = torch.zeros(rc["sequences"], rc["tokens"], spec.width)
         return Setup(model, lambda: model.propagate(x)[-1].pow(2).mean(), None, [x])
 
-    key = ("st", spec.attention, spec.width, depth_of(rc, spec.width), rc["sequences"], rc["tokens"])
-    return JobPlan([Piece(key, setup, rc["networks"])], f"networks {rc['networks']} (forward only)",
+    depth = depth_of(rc, spec.width)
+    key = ("st-block", spec.attention, spec.width, rc["sequences"], rc["tokens"])
+    return JobPlan([Piece(key, setup, rc["networks"] * depth)],
+                   f"networks {rc['networks']} x depth {depth} blocks (forward only)",
                    "shaped_transformer.sequences")
 
 
