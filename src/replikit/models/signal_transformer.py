@@ -136,16 +136,21 @@ class Block(nn.Module):
         self.ln1, self.ln2 = nn.LayerNorm(cfg.width), nn.LayerNorm(cfg.width)
         self.norm, self.alpha, self.skip = cfg.norm, cfg.residual_scale, cfg.skip_scale
 
+    def skipped(self, x: torch.Tensor) -> torch.Tensor:
+        """The skip connection's term: x itself when its weight is 1 (no extra node in the graph, so the
+        standard block's gradients keep their summation order bit for bit)."""
+        return x if self.skip == 1.0 else self.skip * x
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        a, s = self.alpha, self.skip
+        a = self.alpha
         if self.norm == "post":
-            x = self.ln1(s * x + a * self.attn(x))
-            return x if self.mlp is None else self.ln2(s * x + a * self.mlp(x))
+            x = self.ln1(self.skipped(x) + a * self.attn(x))
+            return x if self.mlp is None else self.ln2(self.skipped(x) + a * self.mlp(x))
         if self.norm == "pre":
-            x = s * x + a * self.attn(self.ln1(x))
-            return x if self.mlp is None else s * x + a * self.mlp(self.ln2(x))
-        x = s * x + a * self.attn(x)
-        return x if self.mlp is None else s * x + a * self.mlp(x)
+            x = self.skipped(x) + a * self.attn(self.ln1(x))
+            return x if self.mlp is None else self.skipped(x) + a * self.mlp(self.ln2(x))
+        x = self.skipped(x) + a * self.attn(x)
+        return x if self.mlp is None else self.skipped(x) + a * self.mlp(x)
 
 
 class SignalTransformer(nn.Module):

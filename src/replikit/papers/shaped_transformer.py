@@ -30,6 +30,7 @@ from typing import ClassVar
 
 import torch
 
+from replikit.core.progress import Progress
 from replikit.core.seeding import derive_seed, seed_everything
 from replikit.methods.token_geometry import token_similarity
 from replikit.models.signal_transformer import ATTENTIONS, SignalConfig, SignalTransformer
@@ -136,10 +137,12 @@ def measure(spec: RunSpec, cfg: dict, seed: int, device: torch.device) -> dict:
     and the samples at the configured ratios."""
     n = spec.width
     per_network = []
+    report = Progress("network", cfg["networks"])
     for k in range(cfg["networks"]):
         model = build_network(cfg, spec, seed, k, device)
         hs = model.propagate(inputs(cfg, n, seed, k, device))
         per_network.append(torch.stack([token_similarity(h) for h in hs]))  # (layers + 1, sequences)
+        report.update(k + 1, output_similarity=per_network[-1][-1].mean().item())
     sims = torch.cat(per_network, dim=1).double()  # (layers + 1, samples)
     samples = {f"{r:g}": sims[layer_of(r, n)].tolist() for r in cfg["ratios"]}
     return {"depth": depth_of(cfg, n), "mean_layers": sims.mean(1).tolist(),

@@ -230,8 +230,8 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
               st1, source=INDEXED, uses=("widths", "ratios", "equivalence_ratio"),
               reading="a limit indexed by d/n says finite networks at one ratio agree up to finite-size "
               "corrections; how close is 'the same' is the pilot's margin",
-              caveat="an equivalence at three widths, not the infinite limit; a range over widths grows with "
-              "noise, so this test errs towards 'inconclusive'",
+              caveat=f"an equivalence at {len(widths)} widths, not the infinite limit; a range over widths "
+              "grows with noise, so this test errs towards 'inconclusive'",
               figures=("correlation_by_ratio",)),
         Claim("ST-2", "The depth-to-width ratio sets the distribution: at a larger ratio the output "
               "correlation is more spread out.",
@@ -268,7 +268,8 @@ def cost(cfg: dict, run: str):
     `sequences` inputs through depth max(ratios) x width blocks, counted as networks x depth passes
     through one block (the blocks are alike; counting a deep network op by op took minutes). The step
     counter counts a backward pass too, which the job does not take: an upper bound (about 3x the
-    forward)."""
+    forward). Its peak memory is one block's; profiles/gpu sets st_measure's request by hand, from a
+    whole network's weights."""
     import torch
 
     from replikit.methods.step_cost import JobPlan, Piece, Setup, fake_module
