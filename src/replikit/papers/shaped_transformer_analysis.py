@@ -118,9 +118,9 @@ def margins_from_curves(curves: dict[str, dict[int, dict[float, float]]], cfg: d
         by_seed = curves[f"{key} width-{width}"]
         effects = sorted(abs(c[hi] - c[lo]) for c in by_seed.values())
         median = float(np.median(effects))
-        out[key] = {"margin": math.floor(cost * median / 0.005 + 1e-9) * 0.005, "median_effect": median,
-                    "effects": effects, "width": width, "ratios": [lo, hi]}
-        out[key]["margin"] = round(out[key]["margin"], 3)
+        margin = round(math.floor(cost * median / 0.005 + 1e-9) * 0.005, 3)
+        out[key] = {"margin": margin, "median_effect": median, "effects": effects, "width": width,
+                    "ratios": [lo, hi]}
     return out
 
 
