@@ -335,6 +335,17 @@ def select_subset(n_total: int, n: int | None, seed: int) -> torch.Tensor:
     return torch.randperm(n_total, generator=g)[:n].sort().values
 
 
+def batch_order(n: int, batch: int, steps: int, seed: int) -> torch.Tensor:
+    """(steps, batch) indices: epochs of fresh permutations, the same for every run of the seed."""
+    from replikit.core.seeding import derive_seed
+
+    g = torch.Generator().manual_seed(derive_seed(seed, "batches"))
+    per_epoch = n // batch
+    epochs = -(-steps // per_epoch)
+    order = torch.cat([torch.randperm(n, generator=g)[: per_epoch * batch] for _ in range(epochs)])
+    return order.view(-1, batch)[:steps]
+
+
 def load_prepared(tensors_path: str | Path, manifest_path: str | Path) -> dict:
     """The tensors of a prepared dataset, checked against its manifest."""
     from replikit.core.io import read_json

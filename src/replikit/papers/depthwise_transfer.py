@@ -34,6 +34,7 @@ import torch.nn.functional as F
 from replikit.core.progress import Progress
 from replikit.core.seeding import derive_seed, seed_everything
 from replikit.data.datasets import size_errors
+from replikit.data.prepare import batch_order
 from replikit.papers.interface import Job, Run, Runs, Stage, dataset_files
 
 if TYPE_CHECKING:
@@ -137,15 +138,6 @@ def prepare(data: dict, cfg: dict, seed: int, device: torch.device) -> dict[str,
            "y_test": data["y_test"][:n_test]}
     out["x_eval"], out["y_eval"] = out["x"][: cfg["n_eval"]], out["y"][: cfg["n_eval"]]
     return {k: v.to(device) for k, v in out.items()}
-
-
-def batch_order(n: int, batch: int, steps: int, seed: int) -> torch.Tensor:
-    """(steps, batch) indices: epochs of fresh permutations, the same for every run of the seed."""
-    g = torch.Generator().manual_seed(derive_seed(seed, "batches"))
-    per_epoch = n // batch
-    epochs = -(-steps // per_epoch)
-    order = torch.cat([torch.randperm(n, generator=g)[: per_epoch * batch] for _ in range(epochs)])
-    return order.view(-1, batch)[:steps]
 
 
 @torch.no_grad()

@@ -1,0 +1,339 @@
+"""Super consistency of the loss landscape (Noci, Meterez, Hofmann, Orvieto; NeurIPS 2024): the results
+side. The figure and claims jobs import this module (`registry.get` finds `SPEC` here); the runs and
+the training job are in `super_consistency.py`."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from replikit.papers.interface import Figure, Paper
+from replikit.papers.super_consistency import PARAMS, RUNS, Train, run_config
+from replikit.reporting import plotting
+from replikit.reporting.plotting import SEED_CI, sns
+from replikit.scoring.aggregate import run_rows
+from replikit.scoring.claims import Claim, Part, Source
+from replikit.scoring.fidelity import Departure
+
+SOURCE = "arXiv 2402.17457 (NeurIPS 2024)"
+WHERE = "Noci, Meterez, Hofmann, Orvieto, NeurIPS 2024 (arXiv 2402.17457), abstract"
+QUAL = "qualitative; the paper's numbers were not verified offline"
+CONSISTENT = Source(
+    "In this work, we study the landscape through the lens of the loss Hessian, with a focus on its "
+    "largest eigenvalue (i.e. the sharpness), and find that certain spectral properties under $μ$P are "
+    "largely independent of the size of the network, and remain consistent as training progresses.", WHERE)
+DIFFERENT = Source(
+    "On the other hand, we show that in the Neural Tangent Kernel (NTK) and other scaling regimes, the "
+    "sharpness exhibits very different dynamics at different scales.", WHERE)
+CAUSE = Source(
+    "Through a connection between the Hessian's and the NTK's spectrum, we argue that the cause lies in the "
+    "presence (for $μ$P) or progressive absence (for the NTK scaling) of feature learning.", WHERE)
+
+# The equivalence margins (config key `margins`), from a pilot on seeds 100-104 by this rule, stated
+# 2026-11-26 before the pilot ran (`python -m replikit.plan.pilot super_consistency`).
+MARGIN_RULE = (
+    "Half of the NTK scaling's own effect: for each measure (the sharpness along training, and the feature "
+    "movement at the end of training), the margin in decades is MARGIN_LOSS_COST (0.5) times the median, "
+    "over the pilot's seeds, of the NTK runs' spread across the widths (sharpness: the largest minus the "
+    "smallest log10 sharpness over the widths at each measured step after step 0, averaged over those "
+    "steps; features: |log10 movement at the largest width minus at the base width|), rounded down to "
+    "0.01 decades, and for the sharpness at most 0.15 decades (a factor sqrt(2) in the stable learning "
+    "rate 2 / sharpness: half a step of the factor-2 learning-rate grids this project sweeps). Why that "
+    "size: the paper contrasts muP with the NTK scaling; muP's widths are 'the same' when they differ by "
+    "less than half of what the NTK scaling's widths do in the same setting.")
+MARGIN_LOSS_COST = 0.5  # the fraction of the NTK scaling's effect (the pilot file's `loss_cost`)
+SHARPNESS_CAP = 0.15  # decades: a factor sqrt(2) of the stable learning rate
+
+
+# ---------------------------------------------------------------- results (figure and claims jobs)
+
+
+def load_points(paths: list[str | Path]) -> pd.DataFrame:
+    """One row per (run, seed, width, measured step): sharpness, its raw lambda_max, the loss on the
+    Hessian batch, the feature movement, and the Hessian-vector products the power iteration used."""
+    def rows(m: dict) -> list[dict]:
+        param = Train.parse(m["run"]).param
+        return [{"param": param, "width": it["width"], "step": p["step"], "sharpness": p["sharpness"],
+                 "lambda_max": p["lambda_max"], "loss": p["loss"],
+                 "feature_movement": p["feature_movement"], "hvps": p["hvps"],
+                 "diverged_at": it["diverged_at"]}
+                for it in m["items"] for p in it["points"]]
+
+    return run_rows(paths, rows, ["run", "seed", "param", "width", "step", "sharpness", "lambda_max", "loss",
+                                  "feature_movement", "hvps", "diverged_at"])
+
+
+def _of(points: pd.DataFrame, param: str) -> pd.DataFrame:
+    rows = points[points["param"] == param]
+    if rows.empty:
+        raise KeyError(f"the {PARAMS[param]} runs")
+    return rows
+
+
+def spread_by_step(points: pd.DataFrame, param: str) -> pd.DataFrame:
+    """Per (seed, step): the largest minus the smallest log10 sharpness over the widths (decades).
+    A non-positive sharpness (a diverged or degenerate point) makes the step's spread NaN."""
+    d = _of(points, param).assign(log=lambda t: np.log10(t["sharpness"].where(t["sharpness"] > 0)))
+    g = d.groupby(["seed", "step"])["log"]
+    return g.agg(lambda s: s.max() - s.min() if s.notna().all() else np.nan).rename("spread").reset_index()
+
+
+def trajectory_spread(points: pd.DataFrame, param: str) -> dict[int, float]:
+    """Per seed: the widths' log10 sharpness spread averaged over the measured steps after step 0."""
+    s = spread_by_step(points, param)
+    s = s[s["step"] > 0]
+    return {int(seed): float(v.mean()) if v.notna().all() else float("nan")
+            for seed, v in s.groupby("seed")["spread"]}
+
+
+def movement_change(points: pd.DataFrame, param: str, base: int, widest: int) -> dict[int, float]:
+    """Per seed: log10 feature movement at the last step, at the widest width minus at the base width."""
+    d = _of(points, param)
+    last = d[d["step"] == d["step"].max()]
+    at = {w: {int(r.seed): math.log10(r.feature_movement) for r in last[last["width"] == w].itertuples()}
+          for w in (base, widest)}
+    if not at[base] or not at[widest]:
+        raise KeyError(f"the {PARAMS[param]} runs at widths {base} and {widest}")
+    return {s: at[widest][s] - at[base][s] for s in at[base] if s in at[widest]}
+
+
+# ---------------------------------------------------------------- the margin rule (pilot)
+
+
+def pilot_curves(paths: list[str | Path], cfg: dict) -> dict[str, dict[int, dict[float, float]]]:
+    """The pilot's NTK curves: {"sharpness width-<n>": {seed: {step: sharpness}}, "movement width-<n>":
+    {seed: {step: feature movement}}}."""
+    points = _of(load_points(paths), "ntk")
+    out: dict[str, dict[int, dict[float, float]]] = {}
+    for r in points.itertuples():
+        for key, column in (("sharpness", "sharpness"), ("movement", "feature_movement")):
+            out.setdefault(f"{key} width-{r.width}", {}).setdefault(int(r.seed), {})[float(r.step)] = \
+                float(getattr(r, column))
+    return out
+
+
+def _rounded_down(value: float, step: float = 0.01) -> float:
+    return round(math.floor(value / step + 1e-9) * step, 3)
+
+
+def margins_from_curves(curves: dict[str, dict[int, dict[float, float]]], cfg: dict,
+                        cost: float = MARGIN_LOSS_COST) -> dict[str, dict]:
+    """Each measure's margin by MARGIN_RULE from the pilot's NTK curves."""
+    widths, base = sorted(cfg["widths"]), cfg["base_width"]
+    sharp = {w: curves[f"sharpness width-{w}"] for w in widths}
+    seeds = sorted(sharp[widths[0]])
+    steps = sorted(t for t in sharp[widths[0]][seeds[0]] if t > 0)
+    spread = sorted(float(np.mean([max(math.log10(sharp[w][s][t]) for w in widths)
+                                   - min(math.log10(sharp[w][s][t]) for w in widths) for t in steps]))
+                    for s in seeds)
+    last = max(curves[f"movement width-{base}"][seeds[0]])
+    moved = sorted(abs(math.log10(curves[f"movement width-{widths[-1]}"][s][last])
+                       - math.log10(curves[f"movement width-{base}"][s][last])) for s in seeds)
+    out = {}
+    for key, effects, cap in (("sharpness", spread, SHARPNESS_CAP), ("features", moved, None)):
+        median = float(np.median(effects))
+        margin = _rounded_down(cost * median)
+        out[key] = {"margin": min(margin, cap) if cap else margin, "median_effect": median,
+                    "effects": effects, "cap": cap, "widths": widths}
+    return out
+
+
+# ---------------------------------------------------------------- figures
+
+
+def figure_sharpness_trajectories(df: pd.DataFrame, specs: list[Train], out: Path, scale: str,
+                                  subset: bool = False, cfg: dict | None = None) -> pd.DataFrame:
+    """Sharpness against step, one panel per parameterization, one line per width."""
+    widths = sorted(df["width"].unique())
+    colours = plotting.hue_colours([int(w) for w in widths], ordered=True)
+    fig, axes = plotting.new_figure(2, width=4.6)
+    top = 0.0
+    for ax, param in zip(axes[0], PARAMS, strict=True):
+        d = df[df["param"] == param]
+        sns.lineplot(d, x="step", y="sharpness", hue="width", hue_order=list(colours), palette=colours,
+                     errorbar=SEED_CI, marker="o", ax=ax, legend=param == "mup")
+        ax.axhline(2 / cfg["eta0"], color="0.4", ls="--", lw=1)
+        ax.set(xlabel="SGD step", ylabel="sharpness gamma^2 lambda_max(H)", title=PARAMS[param])
+        top = max(top, ax.get_ylim()[1])
+    for ax in axes[0]:
+        ax.set_ylim(0, top)
+    plotting.save(fig, out, "Sharpness along training: muP against NTK, one line per width", scale, subset)
+    return df.groupby(["param", "width", "step"])["sharpness"].agg(["mean", "std", "count"]).reset_index()
+
+
+def figure_sharpness_spread(df: pd.DataFrame, specs: list[Train], out: Path, scale: str,
+                            subset: bool = False) -> pd.DataFrame:
+    """The widths' log10 sharpness spread at every measured step, per parameterization."""
+    table = pd.concat([spread_by_step(df, p).assign(param=p) for p in PARAMS], ignore_index=True)
+    colours = plotting.hue_colours(list(PARAMS))
+    fig, axes = plotting.new_figure(1, width=5.2)
+    ax = axes[0, 0]
+    sns.lineplot(table, x="step", y="spread", hue="param", hue_order=list(colours), palette=colours,
+                 errorbar=SEED_CI, marker="o", ax=ax)
+    ax.set(xlabel="SGD step", ylabel="largest minus smallest log10 sharpness over widths (decades)")
+    ax.set_ylim(bottom=0)
+    plotting.save(fig, out, "How far apart the widths' sharpness is, along training", scale, subset)
+    return table
+
+
+def figure_feature_movement(df: pd.DataFrame, specs: list[Train], out: Path, scale: str,
+                            subset: bool = False) -> pd.DataFrame:
+    """Feature movement from initialization at the last step against width, per parameterization."""
+    last = df[df["step"] == df["step"].max()]
+    colours = plotting.hue_colours(list(PARAMS))
+    fig, axes = plotting.new_figure(1, width=5.2)
+    ax = axes[0, 0]
+    sns.lineplot(last, x="width", y="feature_movement", hue="param", hue_order=list(colours), palette=colours,
+                 errorbar=SEED_CI, marker="o", ax=ax)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    widths = sorted(int(w) for w in last["width"].unique())
+    ax.set_xticks(widths, [str(w) for w in widths])
+    ax.set(xlabel="width N", ylabel="||phi_T - phi_0|| / ||phi_0|| (last hidden layer)")
+    plotting.save(fig, out, f"Feature movement after {int(df['step'].max())} steps against width", scale,
+                  subset)
+    return last
+
+
+FIGURES = (
+    Figure("sharpness_trajectories", "Residual MLPs on flattened CIFAR-10 images trained by SGD at eta0 "
+           "gamma^2 under muP (left; gamma = sqrt(N / N0)) and the NTK parameterization (right; gamma = 1), "
+           "one line per width N (the two are the same network at the base width N0). The sharpness is the "
+           "top eigenvalue of the loss Hessian times gamma^2 on a fixed batch of training images, by power "
+           "iteration; gradient descent at eta0 gamma^2 is stable while it is below 2 / eta0 (dashed). "
+           "Bands: 90% t-interval over seeds.", figure_sharpness_trajectories, "points", takes_config=True),
+    Figure("sharpness_spread", "The largest minus the smallest log10 sharpness over the widths at each "
+           "measured step, per parameterization (the statistic of SC-1 and SC-2, averaged there over the "
+           "steps after step 0). Bands: 90% t-interval over seeds.", figure_sharpness_spread, "points"),
+    Figure("feature_movement", "How far the last hidden layer's features on the fixed batch moved from "
+           "their initial values by the last step, ||phi_T - phi_0||_F / ||phi_0||_F, against width, per "
+           "parameterization (log-log). Bands: 90% t-interval over seeds.", figure_feature_movement,
+           "points"),
+)
+
+
+# ---------------------------------------------------------------- claims
+
+
+def claims(runs: dict[str, list[Train]], cfg: dict) -> list[Claim]:
+    """SC-1..SC-3 for this configuration; results = {"points": ...}."""
+    widths, base = sorted(int(w) for w in cfg["widths"]), int(cfg["base_width"])
+    widest, margins = widths[-1], cfg["margins"]
+    setting = (f"; setting: residual MLP with {cfg['depth']} residual blocks, widths {widths} (base {base}), "
+               f"SGD at eta0 {cfg['eta0']:g} times gamma^2, batch {cfg['batch_size']}, {cfg['steps']} steps, "
+               f"sharpness every {cfg['measure_every']} steps on {cfg['hessian_batch']} training images "
+               f"({cfg['power_iters']} power iterations at most)")
+
+    def sc1(r: dict) -> list[Part]:
+        return [Part(f"muP: log10 sharpness spread over widths {widths}, averaged along training, "
+                     f"< {margins['sharpness']:g} decades", trajectory_spread(r["points"], "mup"),
+                     margins["sharpness"], "below")]
+
+    def sc2(r: dict) -> list[Part]:
+        ntk, mup = trajectory_spread(r["points"], "ntk"), trajectory_spread(r["points"], "mup")
+        return [Part("log10 sharpness spread over widths averaged along training, NTK minus muP (decades)",
+                     {s: ntk[s] - mup[s] for s in ntk if s in mup}, 0.0)]
+
+    def sc3(r: dict) -> list[Part]:
+        ntk = movement_change(r["points"], "ntk", base, widest)
+        mup = movement_change(r["points"], "mup", base, widest)
+        m = margins["features"]
+        return [Part(f"NTK: log10 feature movement at width {widest} minus at {base}", ntk, 0.0, "below"),
+                Part(f"muP: log10 feature movement at width {widest} minus at {base} < +{m:g}", mup, m,
+                     "below"),
+                Part(f"muP: log10 feature movement at width {widest} minus at {base} > -{m:g}", mup, -m,
+                     "above")]
+
+    sharp_reading = ("'largely independent of the size' is read as: the widths' sharpness along training "
+                     "lies within the pilot's margin of each other; the sharpness is the Hessian's top "
+                     "eigenvalue preconditioned by the width-dependent part of the learning rate "
+                     "(gamma^2 lambda_max), our reading of how the paper compares widths whose SGD rates "
+                     "differ")
+    return [
+        Claim("SC-1", "Under muP the sharpness is largely independent of the width, along training.",
+              "consistent across sizes along training (" + QUAL + ")", SOURCE + ", abstract",
+              "per seed, muP: at each measured step after step 0, the largest minus the smallest log10 "
+              "sharpness over the widths; averaged over those steps" + setting,
+              "CI below the margin (config/pilots/super_consistency.<scale>.json)", sc1, source=CONSISTENT,
+              reading=sharp_reading, uses=("widths", "base_width", "eta0", "steps"),
+              caveat=f"{len(widths)} widths, from {widths[0]} to {widest}; a spread over widths grows with "
+              "SGD's noise, so this test errs towards 'inconclusive'",
+              figures=("sharpness_trajectories", "sharpness_spread")),
+        Claim("SC-2", "Under the NTK scaling the sharpness's dynamics differ across widths more than under "
+              "muP.",
+              "very different dynamics at different scales (" + QUAL + ")", SOURCE + ", abstract",
+              "per seed: the widths' log10 sharpness spread averaged along training (SC-1's statistic), NTK "
+              "minus muP (same initial weights and batches per width)" + setting,
+              "CI > 0", sc2, source=DIFFERENT, uses=("widths", "base_width", "eta0", "steps"),
+              reading="'very different dynamics at different scales' is read as a larger spread of the "
+              "widths' sharpness along training than muP's",
+              figures=("sharpness_trajectories", "sharpness_spread")),
+        Claim("SC-3", "Feature learning stays under muP and fades with width under the NTK scaling.",
+              "presence (muP) or progressive absence (NTK) of feature learning (" + QUAL + ")",
+              SOURCE + ", abstract",
+              f"per seed: log10 of the last hidden layer's relative feature movement after {cfg['steps']} "
+              f"steps at width {widest} minus at the base width {base}; NTK below 0, muP within "
+              f"+-{margins['features']:g} decades" + setting,
+              "NTK's CI < 0, and muP's CI within the margin on both sides", sc3, source=CAUSE,
+              reading="the premise of the paper's argument, measured as the features' movement from "
+              "initialization; that this causes the sharpness's behaviour is the paper's argument and is not "
+              "tested here",
+              uses=("widths", "base_width", "eta0", "steps"), figures=("feature_movement",)),
+    ]
+
+
+# ---------------------------------------------------------------- cost (the plan)
+
+
+def cost(cfg: dict, run: str):
+    """The plan's cost model of one job (`replikit.plan.bill`): per width, `steps` SGD steps at batch
+    `batch_size`, plus at each of steps / measure_every + 1 measurements at most `power_iters`
+    Hessian-vector products on the Hessian batch, each counted as two training steps of that batch (a
+    double-backward product: an upper bound on its FLOPs), and the gradient with its graph as one."""
+    import torch
+    import torch.nn.functional as F
+
+    from replikit.methods.step_cost import JobPlan, Piece, Setup, fake_module
+    from replikit.papers.super_consistency import build
+
+    spec = Train.parse(run)
+    rc = run_config(cfg, run)
+    d_in = 3 * 32 * 32
+    pieces = []
+    points = rc["steps"] // rc["measure_every"] + 1
+    for width in sorted(rc["widths"]):
+        for batch, steps in ((rc["batch_size"], rc["steps"]),
+                                   (rc["hessian_batch"], points * (2 * rc["power_iters"] + 1))):
+            def setup(width: int = width, batch: int = batch) -> Setup:
+                model = fake_module(lambda: build(spec.param, width, rc, 0, d_in, torch.device("cpu")))
+                opt = torch.optim.SGD(model.parameters(), lr=1.0)
+                x, y = torch.empty(batch, d_in), torch.zeros(batch, dtype=torch.long)
+                return Setup(model, lambda: F.cross_entropy(model(x, 0), y), opt, [x, y])
+
+            pieces.append(Piece(("sc", spec.param, width, batch, rc["depth"]), setup, steps))
+    formula = (f"per width: {rc['steps']} steps + {points} measurements x (2 x {rc['power_iters']} + 1) "
+               "Hessian-batch passes")
+    return JobPlan(pieces, formula, "super_consistency.batch_size")
+
+
+SPEC = Paper(
+    RUNS, cost=cost, prefix="sc", arxiv="2402.17457", figures=FIGURES, claims=claims,
+    load_results=lambda files: {"points": load_points(files["metrics"])},
+    title="Super Consistency of Neural Network Landscapes and Learning Rate Transfer (Noci, Meterez, "
+    "Hofmann, Orvieto, NeurIPS 2024)",
+    dataset=lambda cfg, figure: "cifar10",
+    departures=(Departure(
+        "model", "residual MLPs on flattened CIFAR-10 images (models/scaled.py), depth and widths ours",
+        "ResNets and Vision Transformers on vision benchmarks, Transformers on WikiText",
+        "the abstract names the architectures, not their sizes; an MLP keeps the Hessian's power iteration "
+        "affordable on a CPU"),
+        Departure("sharpness", "gamma^2 lambda_max(H) by power iteration on one fixed batch",
+                  "the sharpness of the loss Hessian (normalization and estimator not reachable offline)",
+                  "the abstract does not say how widths with different learning rates are compared"),),
+    figure_only=(),
+    retrain_free_edit=("margins", {"sharpness": 0.123, "features": 0.1}),
+    unverified=("widths", "base_width", "depth", "eta0", "steps", "batch_size", "n_train", "hessian_batch",
+                "measure_every", "power_iters"))
