@@ -149,7 +149,7 @@ def figure_sharpness_trajectories(df: pd.DataFrame, specs: list[Train], out: Pat
     """Sharpness against step, one panel per parameterization, one line per width."""
     widths = sorted(df["width"].unique())
     colours = plotting.hue_colours([int(w) for w in widths], ordered=True)
-    fig, axes = plotting.new_figure(2, width=4.6)
+    fig, axes = plotting.new_figure(2, width=5.0)
     top = 0.0
     for ax, param in zip(axes[0], PARAMS, strict=True):
         d = df[df["param"] == param]
@@ -167,13 +167,14 @@ def figure_sharpness_trajectories(df: pd.DataFrame, specs: list[Train], out: Pat
 def figure_sharpness_spread(df: pd.DataFrame, specs: list[Train], out: Path, scale: str,
                             subset: bool = False) -> pd.DataFrame:
     """The widths' log10 sharpness spread at every measured step, per parameterization."""
-    table = pd.concat([spread_by_step(df, p).assign(param=p) for p in PARAMS], ignore_index=True)
-    colours = plotting.hue_colours(list(PARAMS))
-    fig, axes = plotting.new_figure(1, width=5.2)
+    table = pd.concat([spread_by_step(df, p).assign(param=p, parameterization=label)
+                       for p, label in PARAMS.items()], ignore_index=True)
+    colours = plotting.hue_colours(list(PARAMS.values()))
+    fig, axes = plotting.new_figure(1, width=6.4)
     ax = axes[0, 0]
-    sns.lineplot(table, x="step", y="spread", hue="param", hue_order=list(colours), palette=colours,
-                 errorbar=SEED_CI, marker="o", ax=ax)
-    ax.set(xlabel="SGD step", ylabel="largest minus smallest log10 sharpness over widths (decades)")
+    sns.lineplot(table, x="step", y="spread", hue="parameterization", hue_order=list(colours),
+                 palette=colours, errorbar=SEED_CI, marker="o", ax=ax)
+    ax.set(xlabel="SGD step", ylabel="log10 sharpness range over widths")
     ax.set_ylim(bottom=0)
     plotting.save(fig, out, "How far apart the widths' sharpness is, along training", scale, subset)
     return table
@@ -182,17 +183,17 @@ def figure_sharpness_spread(df: pd.DataFrame, specs: list[Train], out: Path, sca
 def figure_feature_movement(df: pd.DataFrame, specs: list[Train], out: Path, scale: str,
                             subset: bool = False) -> pd.DataFrame:
     """Feature movement from initialization at the last step against width, per parameterization."""
-    last = df[df["step"] == df["step"].max()]
-    colours = plotting.hue_colours(list(PARAMS))
-    fig, axes = plotting.new_figure(1, width=5.2)
+    last = df[df["step"] == df["step"].max()].assign(parameterization=lambda t: t["param"].map(PARAMS))
+    colours = plotting.hue_colours(list(PARAMS.values()))
+    fig, axes = plotting.new_figure(1, width=6.4)
     ax = axes[0, 0]
-    sns.lineplot(last, x="width", y="feature_movement", hue="param", hue_order=list(colours), palette=colours,
-                 errorbar=SEED_CI, marker="o", ax=ax)
+    sns.lineplot(last, x="width", y="feature_movement", hue="parameterization", hue_order=list(colours),
+                 palette=colours, errorbar=SEED_CI, marker="o", ax=ax)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     widths = sorted(int(w) for w in last["width"].unique())
     ax.set_xticks(widths, [str(w) for w in widths])
-    ax.set(xlabel="width N", ylabel="||phi_T - phi_0|| / ||phi_0|| (last hidden layer)")
+    ax.set(xlabel="width N", ylabel="relative feature movement")
     plotting.save(fig, out, f"Feature movement after {int(df['step'].max())} steps against width", scale,
                   subset)
     return last
@@ -203,14 +204,16 @@ FIGURES = (
            "gamma^2 under muP (left; gamma = sqrt(N / N0)) and the NTK parameterization (right; gamma = 1), "
            "one line per width N (the two are the same network at the base width N0). The sharpness is the "
            "top eigenvalue of the loss Hessian times gamma^2 on a fixed batch of training images, by power "
-           "iteration; gradient descent at eta0 gamma^2 is stable while it is below 2 / eta0 (dashed). "
+           "iteration; gradient descent at eta0 gamma^2 is stable while it is below 2 / eta0 (dashed). The "
+           "base width's line is the same in both panels. "
            "Bands: 90% t-interval over seeds.", figure_sharpness_trajectories, "points", takes_config=True),
     Figure("sharpness_spread", "The largest minus the smallest log10 sharpness over the widths at each "
            "measured step, per parameterization (the statistic of SC-1 and SC-2, averaged there over the "
            "steps after step 0). Bands: 90% t-interval over seeds.", figure_sharpness_spread, "points"),
     Figure("feature_movement", "How far the last hidden layer's features on the fixed batch moved from "
            "their initial values by the last step, ||phi_T - phi_0||_F / ||phi_0||_F, against width, per "
-           "parameterization (log-log). Bands: 90% t-interval over seeds.", figure_feature_movement,
+           "parameterization (log-log). At the base width the two are the same network, so their points "
+           "coincide there. Bands: 90% t-interval over seeds.", figure_feature_movement,
            "points"),
 )
 
