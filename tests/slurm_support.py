@@ -10,6 +10,8 @@ script rewrites /etc/slurm; elsewhere they skip, saying how to start it.
 from __future__ import annotations
 
 import atexit
+import fcntl
+import json
 import os
 import shutil
 import subprocess
@@ -143,24 +145,41 @@ def session_dir() -> Path:
     return _session_dir()
 
 
-@lru_cache(maxsize=1)
-def local_reference_run() -> tuple[Path, float]:
-    """The CL test DAG run locally with 2 cores (CL_TARGETS only, timed), once per session."""
-    work = session_dir() / "local"
-    work.mkdir()
-    overlay = write_config(session_dir() / "cl_test.yaml", CL_TEST_CONFIG)
-    start = time.monotonic()
-    res = smk(*CL_TARGETS, "--cores", "2", *config_args(work, overlay))
-    wall = time.monotonic() - start
-    assert res.returncode == 0, res.stderr[-5000:]
-    return work, wall
+def shared_root(tmp_path_factory) -> Path:  # noqa: ANN001 (pytest's TempPathFactory)
+    """A folder every pytest-xdist worker of this run sees (the parent of the workers' base
+    temporary folders, one per pytest run, which pytest prunes), or this process's session folder
+    without xdist."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return tmp_path_factory.getbasetemp().parent
+    return session_dir()
 
 
 @lru_cache(maxsize=1)
-def local_report() -> Path:
-    """results/report/index.html of the local reference run (adds the report's own jobs)."""
-    work, _ = local_reference_run()
-    overlay = session_dir() / "cl_test.yaml"
-    res = smk("results/report/index.html", "--cores", "2", *config_args(work, overlay))
+def local_reference_run(root: Path) -> tuple[Path, float]:
+    """The CL test DAG run locally with 2 cores (CL_TARGETS only, timed), once per pytest run: the
+    SLURM test and the browser test, on two xdist workers, share it through `root` (`shared_root`).
+    The first to ask builds it under a file lock; the other waits for it and reads its wall time."""
+    with open(root / "local.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        work, done = root / "local", root / "local.json"
+        if done.exists():
+            return work, json.loads(done.read_text())["wall_s"]
+        shutil.rmtree(work, ignore_errors=True)  # a build that failed part-way
+        work.mkdir()
+        overlay = write_config(root / "cl_test.yaml", CL_TEST_CONFIG)
+        start = time.monotonic()
+        res = smk(*CL_TARGETS, "--cores", "2", *config_args(work, overlay))
+        wall = time.monotonic() - start
+        assert res.returncode == 0, res.stderr[-5000:]
+        done.write_text(json.dumps({"wall_s": wall}))
+        return work, wall
+
+
+@lru_cache(maxsize=1)
+def local_report(root: Path) -> Path:
+    """results/report/index.html of the local reference run (adds the report's own jobs; the SLURM
+    test reads only the runs' metrics and the figures' tables, which these jobs do not touch)."""
+    work, _ = local_reference_run(root)
+    res = smk("results/report/index.html", "--cores", "2", *config_args(work, root / "cl_test.yaml"))
     assert res.returncode == 0, res.stderr[-5000:]
     return work / "results/report/index.html"

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests.browser_check import check_report_in_browser, chromium, claim_ids, first_screen_lines
-from tests.slurm_support import IN_CI, local_report
+from tests.slurm_support import IN_CI, local_report, shared_root
 
 pytestmark = pytest.mark.skipif(chromium() is None and not IN_CI,
                                 reason="no chromium (Debian: apt-get install chromium; .ci/slurm_cluster.sh "
@@ -86,9 +86,11 @@ def test_checker_fails_when_the_papers_are_not_on_the_first_screen(tmp_path):
 
 
 @pytest.mark.slow  # builds the continual-learning test DAG and its report locally (minutes)
-def test_built_report_in_headless_chromium():
-    """A real report: REPLIKIT_REPORT if set, else the continual-learning test DAG's, built here."""
-    index = Path(os.environ["REPLIKIT_REPORT"]) if os.environ.get("REPLIKIT_REPORT") else local_report()
+def test_built_report_in_headless_chromium(tmp_path_factory):
+    """A real report: REPLIKIT_REPORT if set, else the continual-learning test DAG's (shared with the
+    SLURM test's local reference run), built here."""
+    index = (Path(os.environ["REPLIKIT_REPORT"]) if os.environ.get("REPLIKIT_REPORT")
+             else local_report(shared_root(tmp_path_factory)))
     seen = check_report_in_browser(index)
     figures = [i for i in seen["images"] if not i["alt"].startswith("forest")]
     assert len(figures) >= 4 and all(i["naturalWidth"] > 100 for i in figures), figures

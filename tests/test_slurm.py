@@ -35,6 +35,7 @@ from tests.slurm_support import (
     local_reference_run,
     require_cluster,
     sacct_rows,
+    shared_root,
     smk,
     user_profile,
     write_config,
@@ -89,7 +90,7 @@ def slurm_run(tmp_path_factory):
               timeout=1200)
     wall = time.monotonic() - start
     return SimpleNamespace(work=work, res=res, out=res.stdout + res.stderr, wall=wall, profile=profile,
-                           overlay=overlay)
+                           overlay=overlay, shared=shared_root(tmp_path_factory))
 
 
 def test_smoke_dag_through_sbatch_completes_and_matches_local(slurm_run, record_property):
@@ -113,7 +114,7 @@ def test_smoke_dag_through_sbatch_completes_and_matches_local(slurm_run, record_
         assert r["ReqMem"] == f"{res['mem_mb']}M" and r["Timelimit"] == f"00:{res['runtime']}:00", r
         assert "gres/gpu" not in r["ReqTRES"], r
 
-    local, local_wall = local_reference_run()
+    local, local_wall = local_reference_run(slurm_run.shared)
     local_runs = sorted((local / cl.RESULTS / "runs").glob("*/seed*/metrics.json"))
     assert [p.relative_to(local) for p in local_runs] == [p.relative_to(slurm_run.work) for p in runs]
     for s, ref in zip(runs, local_runs, strict=True):
