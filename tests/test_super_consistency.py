@@ -143,3 +143,13 @@ def test_the_margin_rule_is_half_the_ntk_effect_rounded_down_and_capped():
     wide = {k: {s: {t: v ** 4 for t, v in c.items()} for s, c in by.items()} if k.startswith("sharp") else by
             for k, by in curves.items()}
     assert sca.margins_from_curves(wide, cfg)["sharpness"]["margin"] == sca.SHARPNESS_CAP
+
+
+def test_a_diverged_width_leaves_its_seed_out_instead_of_narrowing_the_range():
+    """A width whose run diverged has no later points: the range over the other widths would look
+    consistent, so that seed has no SC-1 value."""
+    points = _points(0.0, 0.3)
+    gone = ((points["param"] == "mup") & (points["seed"] == 0) & (points["width"] == 128)
+            & (points["step"] == 20))
+    spread = sca.trajectory_spread(points[~gone], "mup")
+    assert 0 not in spread and sorted(spread) == [1, 2, 3, 4]
