@@ -39,6 +39,8 @@ from replikit.papers import cold_posterior as cp
 from replikit.papers import cold_posterior_analysis as cpa
 from replikit.papers import continual_learning as cl
 from replikit.papers import continual_learning_analysis as cla
+from replikit.papers import induction_heads as ih
+from replikit.papers import induction_heads_analysis as iha
 from replikit.papers import latent_lookahead as ll
 from replikit.papers import latent_lookahead_analysis as lla
 from replikit.papers import rank_collapse as rc
@@ -58,7 +60,7 @@ NOMINAL = (1 - LEVEL) / 2
 SEEDS = range(5)
 EQUIVALENCE = {"CL-2", "CL-5", "ST-1", "SC-1"}  # judged at their margins by their own tests
 # equivalence parts of claims that also have an effect part (judged at their margins by their own tests)
-EQUIVALENCE_PARTS = {"SC-3": {"part 2", "part 3"}}
+EQUIVALENCE_PARTS = {"SC-3": {"part 2", "part 3"}, "IH-1": {"part 1", "part 2"}}
 SIZES = [pytest.param(FAST_DRAWS, id="fast"), pytest.param(SIM_DRAWS, id="full", marks=pytest.mark.slow)]
 
 
@@ -205,7 +207,26 @@ def _sc_null(cfg: dict, rng, mup_spread: float = 0.0, mup_move: float = 0.0) -> 
         "sharpness": 10 ** log_sharp, "feature_movement": 10 ** log_move})}
 
 
+def _ih_null(cfg: dict, rng, exponent: float = 1.0) -> dict:
+    """induction_heads' `load_results` (the runs table): emergence times 100 N^exponent times a per-seed
+    factor and per-run noise (log-normal, 5 %), so each seed's fitted exponent is `exponent` plus noise;
+    the window's top-3 share exactly a random walk's plus noise (IH-3's null)."""
+    contexts = sorted(cfg["contexts"])
+    keys = [(seed, n) for seed in SEEDS for n in contexts]
+    net = {seed: rng.normal(0, 0.05) for seed in SEEDS}
+    log_t = np.array([math.log(100) + exponent * math.log(n) + net[seed] for seed, n in keys])
+    log_t += rng.normal(0, 0.05, len(keys))
+    walk = 0.83
+    return {"runs": pd.DataFrame({
+        "run": "train", "seed": [k[0] for k in keys], "context": [k[1] for k in keys],
+        "emergence_step": np.exp(log_t), "censored": False,
+        "top_share": walk + rng.normal(0, 0.02, len(keys)) + np.repeat([net[s] / 5 for s in SEEDS],
+                                                                         len(contexts)),
+        "walk_share": walk, "cap": 10 ** 9})}
+
+
 PAPERS = {
+    "induction_heads": (_ih_null, lambda cfg: iha.claims(ih.experiment_runs(cfg), cfg)),
     "shaped_transformer": (_st_null, lambda cfg: sta.claims(st.experiment_runs(cfg), cfg)),
     "super_consistency": (_sc_null, lambda cfg: sca.claims(sc.experiment_runs(cfg), cfg)),
     "cold_posterior": (_cp_null, lambda cfg: cpa.claims(cp.experiment_runs(cfg), cfg)),
@@ -243,6 +264,21 @@ def test_sc_equivalences_null_is_the_margin(smoke, claim, part, null, draws):
     rates = _rates(cfg, null, lambda c: [x for x in sca.claims(sc.experiment_runs(c), c) if x.id == claim],
                    draws)
     assert rates[claim][f"part {part}"] <= bound(draws), rates
+
+
+@pytest.mark.parametrize("draws", SIZES)
+@pytest.mark.parametrize("claim, part, exponent", [("IH-2", 1, 1.0), ("IH-1", 1, 1.5), ("IH-1", 2, 2.5)])
+def test_ih_exponent_nulls_are_the_linear_exponent_and_the_margins(claim, part, exponent, draws):
+    """At the default contexts (a factor 8): IH-2 with every seed's exponent 1 (linear), and each of IH-1's
+    equivalence parts with the exponent exactly at its margin (2 -+ 0.5): each part may call that
+    "replicated" no more often than the level."""
+    from replikit.plan.bill import load
+
+    cfg = load([])["induction_heads"]
+    assert cfg["margins"]["exponent"] == 0.5
+    rates = _rates(cfg, lambda c, rng: _ih_null(c, rng, exponent),
+                   lambda c: [x for x in iha.claims(ih.experiment_runs(c), c) if x.id == claim], draws)
+    assert rates[claim]["judged"] == 1 and rates[claim][f"part {part}"] <= bound(draws), rates
 
 
 def _judged(row: dict) -> bool:

@@ -12,7 +12,9 @@ from replikit.plan.pilot import PAPERS, pilot_file, read_curves, rule_module
 
 
 def configured(paper: str, cfg: dict) -> dict[str, float]:
-    """The margins the config holds, by claim."""
+    """The margins the config holds, by claim (induction heads' cap, max_steps, is set by its rule too)."""
+    if paper == "induction_heads":
+        return {**cfg["margins"], "max_steps": cfg["max_steps"]}
     return cfg["margins"] if "margins" in cfg else {"CL-5": cfg["cl5_tolerance"],
                                                                   "CL-2": cfg["cl2_tolerance"]}
 

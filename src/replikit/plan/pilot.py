@@ -25,7 +25,8 @@ PILOTS = Path(__file__).resolve().parents[3] / "config" / "pilots"
 PAPERS = {"depthwise_transfer": "replikit.papers.depthwise_transfer_analysis",
           "continual_learning": "replikit.papers.continual_learning_analysis",
           "shaped_transformer": "replikit.papers.shaped_transformer_analysis",
-          "super_consistency": "replikit.papers.super_consistency_analysis"}
+          "super_consistency": "replikit.papers.super_consistency_analysis",
+          "induction_heads": "replikit.papers.induction_heads_analysis"}
 
 
 def rule_module(paper: str):

@@ -1,0 +1,210 @@
+"""Musat, Pimentel, Noci, Stolfo, Sachan, Hofmann (2025), "On the Emergence of Induction Heads for
+In-Context Learning" (arXiv 2511.01033): runs and the training job.
+
+One run, one job per seed, which trains one network per context length in turn:
+
+    train
+
+The task (our reading of "a minimal ICL task formulation"; the paper's is in its body): a sequence of
+N item-label pairs and a query, 2N + 1 tokens from a vocabulary of V,
+
+    x_1 y_1 x_2 y_2 ... x_N y_N x_q,    the answer y_q,
+
+with the items x_i distinct (drawn without replacement), the labels y_i uniform (repeats allowed) and
+the query one of the items, uniform. Only an in-context lookup answers it: the pairs are fresh in every
+sequence. N is the context length the claims scale.
+
+The model is `replikit.models.disentangled_transformer` (two attention-only layers, concatenated residual
+stream, one-hot tokens and positions, zero initialization), trained by plain SGD at a constant rate on the
+squared error between its output and the answer's one-hot code, on fresh sequences every step (the
+population loss, sampled). Every `eval_every` steps, on a fixed set of `eval_sequences` sequences, the
+accuracy (argmax of the output = the answer) and the loss are measured.
+
+Emergence time (defined before any run, in the config): the first step at which the evaluation accuracy
+reaches `chance + emergence_level * (1 - chance)`, with chance = 1 / N (the accuracy of a guess among the
+context's labels, which needs no induction head), interpolated linearly between the two evaluations
+around the crossing. A run stops at the first evaluation at or after `stop_after` times its emergence
+time whose accuracy is at least `plateau_accuracy` (emerged and plateaued), or at `max_steps`, the cap:
+a run that has not emerged by then is censored, and has no emergence time.
+
+The parameter trajectory: snapshots of every parameter at evaluation steps, evenly spaced (at most
+`snapshots`, methods/trajectory.py), from which the job computes the principal directions' shares of
+the variance within the emergence window, `pca_window` times the emergence time.
+
+Pairing: within a seed, the evaluation sequences of a context length are fixed; the training sequences
+are drawn from a generator of (seed, N).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import ClassVar
+
+import torch
+import torch.nn.functional as F
+
+from replikit.core.progress import Progress
+from replikit.core.seeding import derive_seed, seed_everything
+from replikit.papers.interface import Job, Run, Runs, Stage
+
+PAPER = "induction_heads"
+RESULTS = f"results/{PAPER}"
+RUN_FILES = {"metrics": f"{RESULTS}/runs/{{run}}/seed{{seed}}/metrics.json"}
+RUN_KEYS = ("contexts", "vocab", "lr", "batch_size", "eval_every", "eval_sequences", "emergence_level",
+            "stop_after", "plateau_accuracy", "max_steps", "snapshots", "pca_window")
+PCA_KEEP = 10  # principal directions written per run
+
+
+@dataclass(frozen=True)
+class Train(Run):
+    """Every context length, one network each: `train`."""
+
+    kind: ClassVar[str] = "train"
+
+
+def experiment_runs(cfg: dict) -> dict[str, list[Train]]:
+    """Every figure reads the one run."""
+    return {"accuracy_curves": [Train()], "emergence_scaling": [Train()], "trajectory_pca": [Train()]}
+
+
+def config_errors(cfg: dict) -> list[str]:
+    """What the schema cannot check: distinct items fit the vocabulary, the stopping rule covers the
+    window, the window has two sides."""
+    errors, key = [], PAPER
+    if max(cfg["contexts"]) > cfg["vocab"]:
+        errors.append(f"config key '{key}.contexts' has {max(cfg['contexts'])} pairs, more than "
+                      f"'{key}.vocab' ({cfg['vocab']}) distinct items: raise the vocabulary or shorten "
+                      "the context")
+    lo, hi = cfg["pca_window"]
+    if not 0 <= lo < hi:
+        errors.append(f"config key '{key}.pca_window' {cfg['pca_window']} is not [start, stop] with "
+                      "0 <= start < stop (fractions of the emergence time)")
+    if cfg["stop_after"] < hi:
+        errors.append(f"config key '{key}.stop_after' ({cfg['stop_after']}) stops a run before the end of "
+                      f"'{key}.pca_window' ({hi}): set stop_after >= {hi}")
+    return errors
+
+
+def run_config(cfg: dict, run: str) -> dict:
+    """The keys that define the run."""
+    Train.parse(run)
+    return {k: cfg[k] for k in RUN_KEYS}
+
+
+# ---------------------------------------------------------------- the task
+
+
+def sequences(n_pairs: int, vocab: int, count: int, generator: torch.Generator,
+              device: torch.device | str = "cpu") -> tuple[torch.Tensor, torch.Tensor]:
+    """`count` sequences x_1 y_1 ... x_N y_N x_q (tokens, (count, 2N + 1)) and their answers y_q."""
+    items = torch.rand(count, vocab, generator=generator).argsort(1)[:, :n_pairs]
+    labels = torch.randint(0, vocab, (count, n_pairs), generator=generator)
+    pick = torch.randint(0, n_pairs, (count, 1), generator=generator)
+    pairs = torch.stack([items, labels], 2).reshape(count, 2 * n_pairs)
+    tokens = torch.cat([pairs, items.gather(1, pick)], 1)
+    return tokens.to(device), labels.gather(1, pick)[:, 0].to(device)
+
+
+def threshold(n_pairs: int, level: float) -> float:
+    """The accuracy that marks emergence: `level` of the way from chance (1 / N) to 1."""
+    chance = 1.0 / n_pairs
+    return chance + level * (1.0 - chance)
+
+
+def crossing(curve: list[dict], level: float) -> float | None:
+    """The first step at which the curve's accuracy reaches `level`, interpolated linearly between
+    evaluations (None: never)."""
+    for prev, point in zip([None, *curve[:-1]], curve, strict=True):
+        if point["accuracy"] >= level:
+            if prev is None or point["accuracy"] == prev["accuracy"]:
+                return float(point["step"])
+            frac = (level - prev["accuracy"]) / (point["accuracy"] - prev["accuracy"])
+            return prev["step"] + frac * (point["step"] - prev["step"])
+    return None
+
+
+# ---------------------------------------------------------------- one network
+
+
+def loss_of(output: torch.Tensor, answer: torch.Tensor) -> torch.Tensor:
+    """Half the squared error to the answer's one-hot code, summed over the vocabulary, mean over
+    sequences."""
+    return 0.5 * (output - F.one_hot(answer, output.shape[1]).to(output.dtype)).pow(2).sum(1).mean()
+
+
+def train_context(n_pairs: int, cfg: dict, seed: int, device: torch.device) -> dict:
+    """One network at context length N, until it has emerged and plateaued or hits the cap."""
+    from replikit.methods.trajectory import SnapshotBuffer, pca_shares, random_walk_shares
+    from replikit.models.disentangled_transformer import DisentangledTransformer
+
+    vocab, every = cfg["vocab"], cfg["eval_every"]
+    model = DisentangledTransformer(vocab, 2 * n_pairs + 1).to(device)
+    opt = torch.optim.SGD(model.parameters(), lr=cfg["lr"])
+    x_eval, y_eval = sequences(n_pairs, vocab, cfg["eval_sequences"],
+                               torch.Generator().manual_seed(derive_seed(seed, "eval", n_pairs)), device)
+    g = torch.Generator().manual_seed(derive_seed(seed, "train", n_pairs))
+    level = threshold(n_pairs, cfg["emergence_level"])
+    buffer = SnapshotBuffer(cfg["snapshots"], every)
+    curve, emerged, diverged_at, step = [], None, None, 0
+    for step in range(cfg["max_steps"] + 1):
+        if step % every == 0:
+            with torch.no_grad():
+                out = model(x_eval)
+                curve.append({"step": step, "accuracy": (out.argmax(1) == y_eval).float().mean().item(),
+                              "loss": loss_of(out, y_eval).item()})
+            buffer.offer(step, model.flat())
+            if emerged is None:
+                emerged = crossing(curve, level)
+            if emerged is not None and step >= cfg["stop_after"] * emerged \
+                    and curve[-1]["accuracy"] >= cfg["plateau_accuracy"]:
+                break
+        if step == cfg["max_steps"]:
+            break
+        x, y = sequences(n_pairs, vocab, cfg["batch_size"], g, device)
+        loss = loss_of(model(x), y)
+        if not math.isfinite(loss.item()):
+            diverged_at = step
+            break
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+    pca = {"window": None, "steps": [], "shares": [], "random_walk": []}
+    if emerged is not None:
+        lo, hi = cfg["pca_window"]
+        steps, points = buffer.between(lo * emerged, hi * emerged)
+        if points is not None and len(steps) >= 3:
+            pca = {"window": [lo * emerged, hi * emerged], "steps": [steps[0], steps[-1], len(steps)],
+                   "shares": pca_shares(points)[:PCA_KEEP],
+                   "random_walk": random_walk_shares(len(steps))[:PCA_KEEP]}
+    return {"context": n_pairs, "threshold": level, "emergence_step": emerged, "censored": emerged is None,
+            "stopped_at": step, "diverged_at": diverged_at, "final_accuracy": curve[-1]["accuracy"],
+            "parameters": sum(p.numel() for p in model.parameters()), "curve": curve, "pca": pca}
+
+
+def run(spec: Train | str, cfg: dict, seed: int, device: torch.device | str = "cpu") -> dict:
+    """Every context length for one seed, shortest first: JSON-ready."""
+    Train.parse(spec) if isinstance(spec, str) else spec
+    device = torch.device(device)
+    seed_everything(seed, device=device)
+    start = time.time()
+    contexts = sorted(int(n) for n in cfg["contexts"])
+    report, items = Progress("context", len(contexts)), []
+    for k, n_pairs in enumerate(contexts, 1):  # one progress line per network
+        items.append(train_context(n_pairs, cfg, seed, device))
+        last = items[-1]
+        report.update(k, context=n_pairs, emergence_step=last["emergence_step"] or "censored",
+                      steps=last["stopped_at"], accuracy=last["final_accuracy"])
+    return {"items": items, "elapsed_s": round(time.time() - start, 2)}
+
+
+def train_job(job: Job) -> None:
+    """One (run, seed) job: every context length, written with the run's config and device."""
+    seed = int(job.wildcards["seed"])
+    job.write("metrics", run(job.wildcards["run"], job.cfg, seed, job.device))
+
+
+RUNS = Runs(PAPER, Train, experiment_runs, RUN_FILES,
+            stages=(Stage("train", RUN_FILES, train_job, config=lambda cfg, w: run_config(cfg, w.run)),),
+            config_errors=config_errors)

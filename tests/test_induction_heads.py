@@ -1,0 +1,144 @@
+"""Induction heads (paper nine): the fast model against its dense reference, the task, the emergence
+rule and censoring, the trajectory's principal directions, the exponent fit, config errors and the
+claims' ability to fail."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from replikit.methods.trajectory import SnapshotBuffer, pca_shares, random_walk_shares
+from replikit.models.disentangled_transformer import DisentangledTransformer
+from replikit.papers import induction_heads as ih
+from replikit.papers import induction_heads_analysis as iha
+from replikit.plan.bill import load
+from replikit.scoring.claims import evaluate
+
+CFG = {"contexts": [3, 4, 5, 6], "vocab": 16, "lr": 1.0, "batch_size": 16, "eval_every": 25,
+       "eval_sequences": 128, "emergence_level": 0.5, "stop_after": 1.5, "plateau_accuracy": 0.9,
+       "max_steps": 6000, "snapshots": 16, "pca_window": [0.5, 1.5], "margins": {"exponent": 0.5}}
+
+
+def test_the_fast_forward_and_its_gradient_equal_the_dense_one_hot_reference():
+    torch.manual_seed(0)
+    model = DisentangledTransformer(12, 9).double()
+    with torch.no_grad():
+        for p in model.parameters():
+            p.normal_(0, 0.5)
+    x = torch.randint(0, 12, (8, 9))
+    fast, dense = model(x), model.dense_forward(x)
+    assert torch.allclose(fast, dense, atol=1e-10)
+    g_fast = torch.autograd.grad(fast.pow(2).sum(), list(model.parameters()))
+    g_dense = torch.autograd.grad(dense.pow(2).sum(), list(model.parameters()))
+    assert all(torch.allclose(a, b, atol=1e-9) for a, b in zip(g_fast, g_dense, strict=True))
+
+
+def test_every_sequence_has_one_answer_found_only_in_context():
+    """Distinct items; the query is one of them; the answer is the label right after it."""
+    tokens, answers = ih.sequences(5, 16, 200, torch.Generator().manual_seed(0))
+    assert tokens.shape == (200, 11)
+    items, labels, query = tokens[:, 0:10:2], tokens[:, 1:10:2], tokens[:, -1]
+    for k in range(200):
+        assert len(set(items[k].tolist())) == 5
+        where = (items[k] == query[k]).nonzero().flatten()
+        assert len(where) == 1 and labels[k, where[0]] == answers[k]
+
+
+def test_emergence_is_the_interpolated_first_crossing_of_halfway_from_chance():
+    assert ih.threshold(4, 0.5) == pytest.approx(0.625)
+    curve = [{"step": 0, "accuracy": 0.0}, {"step": 50, "accuracy": 0.25}, {"step": 100, "accuracy": 0.75},
+             {"step": 150, "accuracy": 0.2}, {"step": 200, "accuracy": 1.0}]
+    assert ih.crossing(curve, 0.625) == pytest.approx(87.5)
+    assert ih.crossing(curve, 0.9) == pytest.approx(193.75)
+    assert ih.crossing(curve[:3], 0.9) is None
+
+
+def test_a_run_stops_once_emerged_and_plateaued_and_a_short_cap_censors_it():
+    done = ih.train_context(3, CFG, 0, torch.device("cpu"))
+    assert not done["censored"] and done["final_accuracy"] >= CFG["plateau_accuracy"]
+    start = 1.5 * done["emergence_step"]
+    assert start <= done["stopped_at"] < start + 2 * CFG["eval_every"]
+    assert len(done["pca"]["shares"]) == len(done["pca"]["random_walk"]) > 3
+    cut = ih.train_context(3, {**CFG, "max_steps": 100}, 0, torch.device("cpu"))
+    assert cut["censored"] and cut["emergence_step"] is None and cut["stopped_at"] == 100
+    assert cut["pca"]["shares"] == []
+
+
+def test_the_snapshot_buffer_stays_evenly_spaced_as_it_thins():
+    buf = SnapshotBuffer(capacity=8, stride=10)
+    for step in range(0, 1000, 10):
+        buf.offer(step, torch.tensor([float(step)]))
+    gaps = set(np.diff(buf.steps))
+    assert len(buf.steps) <= 8 and len(gaps) == 1 and buf.stride == gaps.pop()
+    steps, points = buf.between(200, 700)
+    assert all(200 <= s <= 700 for s in steps) and points.shape == (len(steps), 1)
+
+
+def test_principal_shares_of_a_line_a_plane_and_a_random_walk():
+    t = torch.linspace(0, 1, 50)
+    line = t[:, None] * torch.randn(1, 300)
+    assert pca_shares(line)[0] == pytest.approx(1.0)
+    walk = random_walk_shares(400)
+    assert [round(w, 2) for w in walk[:3]] == [round(6 / (math.pi ** 2 * k ** 2), 2) for k in (1, 2, 3)]
+    g = torch.Generator().manual_seed(0)
+    simulated = torch.randn(400, 4000, generator=g).cumsum(0)
+    assert sum(pca_shares(simulated)[:3]) == pytest.approx(sum(walk[:3]), abs=0.05)
+
+
+def _runs(exponents: dict[int, float], contexts=(4, 8, 16, 32), censor: tuple[int, int] | None = None,
+          top: float = 0.9) -> pd.DataFrame:
+    rows = []
+    for seed, a in exponents.items():
+        for n in contexts:
+            cut = censor == (seed, n)
+            rows.append({"run": "train", "seed": seed, "context": n, "emergence_step": np.nan if cut
+                         else 100.0 * n ** a, "censored": cut, "top_share": top, "walk_share": 0.83,
+                         "cap": 10 ** 6})
+    return pd.DataFrame(rows)
+
+
+def test_the_exponent_fit_recovers_the_power_and_leaves_out_a_censored_seed():
+    fits = iha.exponent_fits(_runs({0: 2.0, 1: 1.0, 2: 1.7}, censor=(2, 32)))
+    assert set(fits) == {0, 1}
+    assert fits[0][0] == pytest.approx(2.0) and fits[1][0] == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("exponent, ih1, ih2", [(2.0, "replicated", "replicated"),
+                                                (0.8, "not replicated", "not replicated"),
+                                                (3.2, "not replicated", "replicated")])
+def test_ih1_and_ih2_can_fail(exponent, ih1, ih2):
+    cfg = load([])["induction_heads"]
+    rng = np.random.default_rng(0)
+    runs = _runs({s: exponent + rng.normal(0, 0.02) for s in range(5)})
+    rows = {r["id"]: r for r in evaluate(iha.claims(ih.experiment_runs(cfg), cfg), {"runs": runs}, cfg=cfg)}
+    assert (rows["IH-1"]["verdict"], rows["IH-2"]["verdict"]) == (ih1, ih2)
+    assert not rows["IH-4"]["measurable"] and rows["IH-4"]["verdict"] == "inconclusive"
+
+
+def test_every_censored_seed_makes_the_exponent_inconclusive_not_an_error():
+    cfg = load([])["induction_heads"]
+    runs = _runs({s: 2.0 for s in range(5)})
+    runs["censored"], runs["emergence_step"], runs["top_share"] = True, np.nan, np.nan
+    rows = {r["id"]: r for r in evaluate(iha.claims(ih.experiment_runs(cfg), cfg), {"runs": runs}, cfg=cfg)}
+    assert all(rows[c]["verdict"] == "inconclusive" for c in ("IH-1", "IH-2", "IH-3"))
+    assert "censored" in rows["IH-1"]["note"]
+
+
+def test_at_the_smoke_span_the_exponent_claims_say_why_they_are_not_measured():
+    cfg = load(["config/smoke.yaml"])["induction_heads"]
+    rows = {r["id"]: r for r in evaluate(iha.claims(ih.experiment_runs(cfg), cfg),
+                                         {"runs": _runs({s: 2.0 for s in range(5)}, contexts=(3, 4, 5, 6))},
+                                         cfg=cfg)}
+    assert not rows["IH-1"]["measurable"] and "factor 2" in rows["IH-1"]["note"]
+    assert rows["IH-3"]["kind"] == "hypothesis" and rows["IH-3"]["verdict"] == "replicated"
+
+
+def test_config_errors_name_the_key_and_the_fix():
+    errors = ih.config_errors({**CFG, "contexts": [4, 8, 16, 32], "vocab": 16, "stop_after": 1.2})
+    assert any("'induction_heads.contexts'" in e and "raise the vocabulary" in e for e in errors)
+    assert any("'induction_heads.stop_after'" in e and "set stop_after >= 1.5" in e for e in errors)
+    assert ih.config_errors({**CFG, "pca_window": [1.0, 0.5]})
