@@ -220,17 +220,20 @@ def figure_trajectory_pca(df: pd.DataFrame, specs: list[Train], out: Path, scale
                           subset: bool = False) -> pd.DataFrame:
     """The share of the emergence window's parameter variance along each principal direction, per
     context length, against a random walk with as many points."""
-    contexts = sorted(int(n) for n in df["context"].unique())
-    colours = plotting.hue_colours(contexts, ordered=True)
     fig, axes = plotting.new_figure(1, width=6.4, height=4.0)
     ax = axes[0, 0]
-    if not df.empty:
+    if df.empty:  # every run censored (the preflight's, at its cut budget): say so, draw no axes' data
+        ax.text(0.5, 0.5, "no run emerged before its cap:\nno emergence window to analyse", ha="center",
+                va="center", transform=ax.transAxes)
+    else:
+        contexts = sorted(int(n) for n in df["context"].unique())
+        colours = plotting.hue_colours(contexts, ordered=True)
         sns.lineplot(df, x="direction", y="share", hue="context", hue_order=list(colours), palette=colours,
                      errorbar=SEED_CI, marker="o", ax=ax)
         walk = df.groupby("direction")["random_walk"].mean()
         ax.plot(walk.index, walk.values, ls="--", color="0.2", lw=1.2, label="random walk (same points)")
         ax.legend(title="context N (pairs)")
-    ax.set_yscale("log")
+        ax.set_yscale("log")
     ax.set(xlabel="principal direction", ylabel="share of the window's variance")
     plotting.save(fig, out, "The parameter trajectory in the emergence window: variance by principal "
                   "direction", scale, subset)
