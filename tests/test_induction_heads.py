@@ -142,3 +142,11 @@ def test_config_errors_name_the_key_and_the_fix():
     assert any("'induction_heads.contexts'" in e and "raise the vocabulary" in e for e in errors)
     assert any("'induction_heads.stop_after'" in e and "set stop_after >= 1.5" in e for e in errors)
     assert ih.config_errors({**CFG, "pca_window": [1.0, 0.5]})
+
+
+def test_a_censored_seed_is_named_where_it_is_left_out():
+    cfg = load([])["induction_heads"]
+    runs = _runs({s: 2.0 for s in range(6)}, censor=(5, 32))
+    rows = {r["id"]: r for r in evaluate(iha.claims(ih.experiment_runs(cfg), cfg), {"runs": runs}, cfg=cfg)}
+    part = rows["IH-1"]["parts"][0]
+    assert part["n_seeds"] == 5 and "seed(s) [5]" in part["label"] and rows["IH-1"]["verdict"] == "replicated"

@@ -278,18 +278,22 @@ def claims(runs: dict[str, list[Train]], cfg: dict) -> list[Claim]:
         fits = exponent_fits(r["runs"])
         return {s: f[0] for s, f in fits.items()}, _censored_note(r["runs"])
 
+    def left_out(note: str) -> str:
+        return f" ({note}: left out)" if note else ""
+
     def no_seed(per_seed: dict, note: str) -> str:
         return "" if per_seed else ("every seed has a censored context, so no exponent: " + note)
 
     def ih1(r: dict) -> list[Part]:
         per_seed, note = slopes(r)
-        why = no_seed(per_seed, note)
-        return [Part(f"fitted exponent > {2 - m:g}", per_seed, 2 - m, "above", no_evidence=why),
-                Part(f"fitted exponent < {2 + m:g}", per_seed, 2 + m, "below", no_evidence=why)]
+        why, out = no_seed(per_seed, note), left_out(note)
+        return [Part(f"fitted exponent > {2 - m:g}{out}", per_seed, 2 - m, "above", no_evidence=why),
+                Part(f"fitted exponent < {2 + m:g}{out}", per_seed, 2 + m, "below", no_evidence=why)]
 
     def ih2(r: dict) -> list[Part]:
         per_seed, note = slopes(r)
-        return [Part("fitted exponent > 1", per_seed, 1.0, "above", no_evidence=no_seed(per_seed, note))]
+        return [Part(f"fitted exponent > 1{left_out(note)}", per_seed, 1.0, "above",
+                     no_evidence=no_seed(per_seed, note))]
 
     def ih3(r: dict) -> list[Part]:
         d = r["runs"][r["runs"]["context"] == longest].dropna(subset=["top_share", "walk_share"])
