@@ -244,7 +244,8 @@ FIGURES = (
     Figure("accuracy_curves", "A two-layer attention-only transformer with a concatenated residual "
            "stream trained by SGD on the in-context task (N item-label pairs and a query whose label is "
            "the answer), one network per context length N and seed. Accuracy on a fixed set of "
-           "evaluation sequences against the step (log axis); one line per seed, one colour per N. Open "
+           "evaluation sequences against the step (log axis, so step 0, the zero network, is not "
+           "drawn); one line per seed, one colour per N. Open "
            "circles: each run's emergence, where its accuracy first reaches halfway from chance (1 / N) "
            "to 1.", figure_accuracy_curves, "curves"),
     Figure("emergence_scaling", "Emergence time against context length N, log-log: every run (dots), "
