@@ -203,3 +203,16 @@ def test_a_two_rung_ladder_end_to_end(tmp_path):
     assert "## Ladder" in (tmp_path / "index.md").read_text()
     html = (tmp_path / "index.html").read_text()
     assert 'id="ladder"' in html and "along the ladder" in html
+
+
+def test_the_plan_table_shows_timed_hours_only_when_timed():
+    """`plan --timed` adds a column of CPU hours from timed steps; a rung with a step too long to
+    time says so instead of a number; an untimed plan keeps its six columns."""
+    row = {"rung": 1, "name": "wider", "knob": "width", "jobs": 4, "new_jobs": 2, "cpu_hours": 0.5,
+           "gpu_hours": {"H100": 0.01, "A100": 0.02}}
+    plain = lad.format_plan([row])
+    assert "timed" not in plain and plain.splitlines()[2].count("|") == 7
+    timed = lad.format_plan([{**row, "cpu_hours_timed": 1.75}, {**row, "rung": 2, "cpu_hours_timed": None}])
+    lines = timed.splitlines()
+    assert "timed CPU-h" in lines[0] and all(line.count("|") == 8 for line in lines)
+    assert "| 0.50 | 1.75 |" in lines[2] and "not timed (a step too long)" in lines[3]

@@ -237,3 +237,49 @@ def test_help_names_the_module_and_every_option_with_its_meaning_and_default(cap
         assert "(default: " in out[at:at + 400] and default in out[at:at + 400], option
     assert "Utilisation and overhead are assumptions" in out and "about 10 minutes" in out
     assert "example: python -m replikit.plan config/paper.yaml" in out
+
+
+def test_a_timed_step_runs_real_tensors_and_restores_the_thread_count():
+    """`time_step` trains for real (the weights move), on the threads asked for, and leaves torch's
+    thread count as it found it; zero repeats is refused."""
+    from replikit.methods.step_cost import time_step
+
+    model = nn.Linear(8, 1)
+    before = model.weight.detach().clone()
+    seen = []
+
+    def build() -> Setup:
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        x = torch.randn(16, 8)
+
+        def loss():
+            seen.append(torch.get_num_threads())
+            return model(x).square().mean()
+        return Setup(model, loss, opt, [x])
+
+    threads = torch.get_num_threads()
+    seconds = time_step(build, repeats=3, threads=1)
+    assert seconds > 0 and seen == [1] * 4  # one step to create the optimizer state, three timed
+    assert not torch.equal(before, model.weight) and torch.get_num_threads() == threads
+    with pytest.raises(ValueError, match="repeats"):
+        time_step(build, repeats=0)
+
+
+def test_a_timed_plan_adds_start_up_and_steps_and_leaves_long_steps_untimed(small_config):
+    """`plan(timed=True)`: each timed job's CPU hours are at least its process start-up; a job whose
+    step the model prices above `max_timed_step_s` (here the training runs: 35 s a step at the 10
+    GFLOP/s this test gives the CPU) is not timed (None, not a guess); untimed plans carry None."""
+    from replikit.methods.step_cost import job_startup_seconds
+
+    peaks = pl.with_cpu(1e10)
+    timed = pl.plan(small_config, {}, peaks, timed=True)
+    startup = job_startup_seconds("replikit.papers.rank_collapse")
+    init = [j for j in timed if j.run.startswith("init")]
+    assert init and all(j.cpu_timed_hours is not None and j.cpu_timed_hours * 3600 > 0.5 * startup
+                        for j in init)
+    assert all(j.cpu_timed_hours is None for j in timed if j.run.startswith("train"))
+    assert all(j.cpu_timed_hours is None for j in pl.plan(small_config, {}, peaks, timed=True,
+                                                           max_timed_step_s=0.0))
+    assert all(j.cpu_timed_hours is None for j in pl.plan(small_config, {}, peaks))
+    with pytest.raises(pl.PlanError, match="CPU"):
+        pl.plan(small_config, {}, {"H100": pl.ACCELERATORS["H100"]}, timed=True)

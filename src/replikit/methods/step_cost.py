@@ -214,6 +214,46 @@ def measure_step(builder: Builder) -> StepCost:
         return StepCost(setup.chains * conv, setup.chains * other, int(peak), ops.ops)
 
 
+def time_step(builder: Builder, repeats: int = 3, threads: int = 1) -> float:
+    """Measured seconds of one steady-state step of `builder()` on this CPU, with real tensors and
+    `threads` torch threads: the median of `repeats` steps after a first that creates the optimizer
+    state. What the step model cannot see (memory-bound element-wise ops, small-shape overheads) is
+    in it; evaluation, data loading and start-up are not."""
+    if repeats < 1:
+        raise ValueError(f"repeats must be at least 1, got {repeats}")
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            setup = builder()
+            setup.step()
+            times = []
+            for _ in range(repeats):
+                start = time.perf_counter()
+                setup.step()
+                times.append(time.perf_counter() - start)
+        return sorted(times)[len(times) // 2]
+    finally:
+        torch.set_num_threads(before)
+
+
+def job_startup_seconds(module: str, repeats: int = 2) -> float:
+    """Measured wall seconds for a fresh Python process to import what a paper's job imports
+    (Snakemake's script module, torch and the paper's `module`): each job pays it once. The fastest
+    of `repeats` starts (the first may read files from disk)."""
+    import subprocess
+    import sys
+
+    code = f"import snakemake.script, torch, {module}"
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
 def cpu_matmul_flops(threads: int = 1, size: int = 1024, seconds: float = 0.5) -> float:
     """Measured fp32 matmul FLOP/s of this CPU with `threads` torch threads (the CPU's peak here)."""
     before = torch.get_num_threads()

@@ -29,7 +29,15 @@ from types import SimpleNamespace
 import yaml
 
 from replikit.core.config import ConfigError, read_yaml, validate_config
-from replikit.methods.step_cost import JobPlan, Piece, StepCost, cpu_matmul_flops, measure_step
+from replikit.methods.step_cost import (
+    JobPlan,
+    Piece,
+    StepCost,
+    cpu_matmul_flops,
+    job_startup_seconds,
+    measure_step,
+    time_step,
+)
 
 ROOT = Path(__file__).resolve().parents[3]
 SCHEMA = ROOT / "workflow/schemas/config.schema.yaml"
@@ -68,6 +76,9 @@ class Job:
     request_mb: int | None
     formula: str
     flags: list[str]
+    # `plan(..., timed=True)`: this machine's CPU hours from timed real steps plus the job's start-up;
+    # None when not timed, or when a step was too long to time (over `max_timed_step_s` modelled)
+    cpu_timed_hours: float | None = None
 
 
 # ---------------------------------------------------------------- config
@@ -149,13 +160,45 @@ def not_planned(config: dict) -> list[str]:
     return [name for name in config["papers"] if planner(name) is None]
 
 
+MAX_TIMED_STEP_S = 10.0  # `timed`: a step the model prices above this on the CPU is not timed
+
+
+def _timed_cpu_hours(name: str, parts: list[tuple[StepCost, Piece]], peaks: dict[str, dict[str, float]],
+                     utilisation: float, launch_s: float, timings: dict, max_step_s: float,
+                     log) -> float | None:
+    """One job's CPU hours from timed real steps (one thread; each distinct step timed once) and its
+    process start-up; None when a step is priced above `max_step_s` by the model (too long to time)."""
+    if ("startup", name) not in timings:
+        timings[("startup", name)] = job_startup_seconds(f"replikit.papers.{name}")
+    seconds = timings[("startup", name)]
+    for cost, piece in parts:
+        if piece.key not in timings:
+            modelled = step_seconds(cost, False, peaks["CPU"], utilisation, launch_s)
+            timings[piece.key] = time_step(piece.build) if modelled <= max_step_s else None
+            if log:
+                took = timings[piece.key]
+                print(f"timed a step ({piece.key[0]}): "
+                      + (f"{took:.4f} s" if took is not None else f"not timed, modelled {modelled:.1f} s"),
+                      file=log, flush=True)
+        if timings[piece.key] is None:
+            return None
+        seconds += timings[piece.key] * piece.steps
+    return seconds / 3600
+
+
 def plan(config: dict, requests: dict[str, object], peaks: dict[str, dict[str, float]],
-         utilisation: float = UTILISATION, launch_s: float = LAUNCH_S, log=None) -> list[Job]:
+         utilisation: float = UTILISATION, launch_s: float = LAUNCH_S, log=None, timed: bool = False,
+         max_timed_step_s: float = MAX_TIMED_STEP_S) -> list[Job]:
     """One Job per training job (run x seed) of every enabled paper that has a cost model; a paper
-    without one is skipped with a line on `log` (stderr when None)."""
+    without one is skipped with a line on `log` (stderr when None). `timed` (needs "CPU" in `peaks`):
+    also each job's `cpu_timed_hours`, from real steps timed on this CPU (one thread) and the measured
+    start-up of a job's process; evaluation and data loading are still not counted."""
     from replikit.papers.registry import get
 
+    if timed and "CPU" not in peaks:
+        raise PlanError("a timed plan needs the CPU among the accelerators (with_cpu)")
     costs: dict[tuple, StepCost] = {}  # steps of equal shapes are counted once
+    timings: dict[tuple, float | None] = {}  # and timed once
     jobs: list[Job] = []
     skipped = not_planned(config)
     for name in skipped:
@@ -177,12 +220,14 @@ def plan(config: dict, requests: dict[str, object], peaks: dict[str, dict[str, f
                               for c, p in parts) / 3600 for acc, pk in peaks.items()}
             peak = max(c.peak_bytes for c, _ in parts)
             ops = sum(c.ops * p.steps for c, p in parts) / steps
+            timed_hours = (_timed_cpu_hours(name, parts, peaks, utilisation, launch_s, timings,
+                                            max_timed_step_s, log) if timed else None)
             for seed in paper.seeds(cfg, config["seeds"]):
                 request = request_of(requests, rule, run, seed)
                 if request is None:  # no profiles/gpu entry: the paper's own request, if it declares one
                     request = cfg.get("resources", {}).get("gpu_mem_mb")
                 jobs.append(Job(name, rule, run, seed, steps, flops, ops, peak, hours, request, jp.formula,
-                                memory_flags(peak, request, rule, jp.memory_setting)))
+                                memory_flags(peak, request, rule, jp.memory_setting), timed_hours))
     if not jobs:
         raise PlanError("the configuration has no training job (check `papers` and the experiment lists)")
     return jobs

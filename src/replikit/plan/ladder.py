@@ -187,10 +187,12 @@ def write_rung_config(ladder: Ladder, rung: Rung) -> Path:
 # ---------------------------------------------------------------- plan and run
 
 
-def plan_rungs(ladder: Ladder, rungs: list[Rung]) -> list[dict]:
+def plan_rungs(ladder: Ladder, rungs: list[Rung], timed: bool = False) -> list[dict]:
     """Each rung's predicted hours (replikit.plan.bill's cost model): CPU on this machine (one thread per
     job) and the reference GPUs, summed over its training jobs. Runs an earlier rung already defines
-    alike are counted once, at the first rung that needs them."""
+    alike are counted once, at the first rung that needs them. `timed`: also CPU hours from real steps
+    timed here and each job's measured start-up (`cpu_hours_timed`; None when a step was too long
+    to time)."""
     from replikit.methods.step_cost import cpu_matmul_flops
     from replikit.plan import bill as plan
 
@@ -200,7 +202,7 @@ def plan_rungs(ladder: Ladder, rungs: list[Rung]) -> list[dict]:
     out = []
     for rung in rungs:
         config = plan.load([str(write_rung_config(ladder, rung))])
-        jobs = plan.plan(config, {}, peaks, log=None)
+        jobs = plan.plan(config, {}, peaks, log=None, timed=timed)
         new = []
         for j in jobs:
             ident = f"{j.run}/{j.seed}/{_job_config(config, ladder.paper, j.run)}"
@@ -220,6 +222,9 @@ def plan_rungs(ladder: Ladder, rungs: list[Rung]) -> list[dict]:
                 "cpu_gflops_measured": cpu / 1e9,  # the 1-thread matmul peak the CPU hours assume
             }
         )
+        if timed:
+            untimed = [j for j in new if j.cpu_timed_hours is None]
+            out[-1]["cpu_hours_timed"] = (None if untimed else sum(j.cpu_timed_hours for j in new))
     return out
 
 
@@ -234,12 +239,18 @@ def _job_config(config: dict, paper: str, run: str) -> str:
 
 
 def format_plan(rows: list[dict]) -> str:
-    head = "| rung | knob | jobs (new) | predicted CPU-h (1 thread/job) | H100-h | A100-h |"
-    lines = [head, "|---|---|---|---|---|---|"]
+    timed = any("cpu_hours_timed" in r for r in rows)
+    head = "| rung | knob | jobs (new) | predicted CPU-h (1 thread/job) |"
+    head += " timed CPU-h (steps timed here + start-up) |" if timed else ""
+    lines = [head + " H100-h | A100-h |", "|---|---|---|---|" + ("---|" if timed else "") + "---|---|"]
     for r in rows:
+        cell = ""
+        if timed:
+            t = r.get("cpu_hours_timed")
+            cell = f" {t:.2f} |" if t is not None else " not timed (a step too long) |"
         lines.append(
             f"| {r['rung']} {r['name']} | {r['knob']} | {r['jobs']} ({r['new_jobs']}) | "
-            f"{r['cpu_hours']:.2f} | {r['gpu_hours']['H100']:.3f} | {r['gpu_hours']['A100']:.3f} |"
+            f"{r['cpu_hours']:.2f} |{cell} {r['gpu_hours']['H100']:.3f} | {r['gpu_hours']['A100']:.3f} |"
         )
     return "\n".join(lines)
 
@@ -299,6 +310,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cores", type=int, default=2, help="Snakemake --cores per rung (default: 2)")
     ap.add_argument("--ladder-file", help="a YAML file holding a ladder mapping, instead of the paper's own")
     ap.add_argument("--dry-run", action="store_true", help="run: Snakemake's dry run of each rung")
+    ap.add_argument(
+        "--timed",
+        action="store_true",
+        help="plan: also time each distinct training step for real here (one thread) and add each "
+        "job's measured start-up; closer than the FLOP model for small jobs, and slower to plan",
+    )
     args = ap.parse_args(argv)
     try:
         ladder = load(args.paper, args.ladder_file)
@@ -307,7 +324,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"replikit.plan.ladder: {e}", file=sys.stderr)
         return 1
     if args.action == "plan":
-        rows = plan_rungs(ladder, rungs)
+        rows = plan_rungs(ladder, rungs, timed=args.timed)
         out = ladder.outdir(ladder.rungs[0]).parent / "plan.json"
         kept = json.loads(out.read_text()) if out.is_file() else []  # other rungs' earlier plans stay
         planned = {r["rung"] for r in rows}
