@@ -240,8 +240,9 @@ def test_help_names_the_module_and_every_option_with_its_meaning_and_default(cap
 
 
 def test_a_timed_step_runs_real_tensors_and_restores_the_thread_count():
-    """`time_step` trains for real (the weights move), on the threads asked for, and leaves torch's
-    thread count as it found it; zero repeats is refused."""
+    """`time_step` trains for real (the weights move) on resident data drawn at random (a builder
+    may leave it uninitialized), on the threads asked for, and leaves torch's thread count as it
+    found it; zero repeats is refused."""
     from replikit.methods.step_cost import time_step
 
     model = nn.Linear(8, 1)
@@ -250,7 +251,7 @@ def test_a_timed_step_runs_real_tensors_and_restores_the_thread_count():
 
     def build() -> Setup:
         opt = torch.optim.SGD(model.parameters(), lr=0.1)
-        x = torch.randn(16, 8)
+        x = torch.full((16, 8), float("nan"))  # what torch.empty may hold
 
         def loss():
             seen.append(torch.get_num_threads())
@@ -261,6 +262,7 @@ def test_a_timed_step_runs_real_tensors_and_restores_the_thread_count():
     seconds = time_step(build, repeats=3, threads=1)
     assert seconds > 0 and seen == [1] * 4  # one step to create the optimizer state, three timed
     assert not torch.equal(before, model.weight) and torch.get_num_threads() == threads
+    assert torch.isfinite(model.weight).all()
     with pytest.raises(ValueError, match="repeats"):
         time_step(build, repeats=0)
 

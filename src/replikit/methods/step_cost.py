@@ -214,6 +214,16 @@ def measure_step(builder: Builder) -> StepCost:
         return StepCost(setup.chains * conv, setup.chains * other, int(peak), ops.ops)
 
 
+def built_for_real(builder: Builder) -> Setup:
+    """`builder()` outside FakeTensorMode, on the default device, its resident float data drawn at
+    random (a builder may leave it uninitialized: it only has to have the right shapes)."""
+    setup = builder()
+    for t in setup.resident:
+        if t.is_floating_point():
+            t.normal_()
+    return setup
+
+
 def time_step(builder: Builder, repeats: int = 3, threads: int = 1) -> float:
     """Measured seconds of one steady-state step of `builder()` on this CPU, with real tensors and
     `threads` torch threads: the median of `repeats` steps after a first that creates the optimizer
@@ -226,7 +236,7 @@ def time_step(builder: Builder, repeats: int = 3, threads: int = 1) -> float:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            setup = builder()
+            setup = built_for_real(builder)
             setup.step()
             times = []
             for _ in range(repeats):

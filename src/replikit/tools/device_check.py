@@ -38,6 +38,8 @@ from pathlib import Path
 
 import torch
 
+from replikit.methods.step_cost import built_for_real
+
 LL_TASK = "sudoku4"
 LL_SEEDS = (0, 1, 2, 3, 4)
 LL_EVAL_EPOCHS = 30  # the paper block evaluates every 71 epochs; denser here, so a cut run shows its curve
@@ -112,18 +114,9 @@ def _sync() -> None:
         torch.cuda.synchronize()
 
 
-def _built(build):
-    """A plan builder's step, built on the default device, its resident float data drawn at random."""
-    setup = build()
-    for t in setup.resident:
-        if t.is_floating_point():
-            t.normal_()
-    return setup
-
-
 def time_piece(build, steps: int, warmup: int = 3) -> float:
     """Seconds per step of a plan builder's step, built for real on the default device."""
-    setup = _built(build)
+    setup = built_for_real(build)
     for _ in range(warmup):
         setup.step()
     _sync()
@@ -198,7 +191,7 @@ def time_graph(build, steps: int, warmup: int = 3) -> float:
     """Seconds per step of a plan builder's step captured once as a CUDA graph and replayed: the
     same kernels without their launches from Python (what CUDA graphs would give a launch-bound
     step). The warm-up runs on a side stream, as torch's documentation asks before a capture."""
-    setup = _built(build)
+    setup = built_for_real(build)
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
