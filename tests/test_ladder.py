@@ -14,7 +14,7 @@ from replikit.core import run_store
 from replikit.core.config import ConfigError, paper_file
 from replikit.plan import ladder as lad
 from replikit.plan.bill import load as plan_load
-from replikit.reporting.ladder_summary import sentence
+from replikit.reporting.ladder_summary import PART_ALONE, claim_sentences, sentence, table
 from tests.conftest import ROOT
 
 RAW = {
@@ -138,6 +138,49 @@ def test_each_part_gets_one_sentence_along_the_ladder():
     assert sentence([_row(0, "replicated", 0.1, 0.2)], rungs) == "only rung 0 measured so far: replicated"
 
 
+def test_one_bound_of_an_equivalence_passing_is_not_the_claim_replicated():
+    """A claim of two parts (the bounds of an equivalence): at rung 1 the lower bound passes and the
+    upper does not, so the claim stays inconclusive; its own row says so, and the part's sentence is
+    marked as the part alone."""
+    rungs = {i: lad.Rung(i, f"r{i}", f"knob{i}", "", {}, [0]) for i in range(2)}
+    rows = []
+    for rung, (low_v, high_v, claim_v) in enumerate(
+        [("inconclusive", "inconclusive", "inconclusive"), ("replicated", "inconclusive", "inconclusive")]
+    ):
+        for part, verdict in enumerate((low_v, high_v)):
+            row = _row(rung, verdict, -0.1 + 0.2 * rung, 0.3)
+            rows.append(
+                {
+                    **row,
+                    "claim": "X-1",
+                    "part": part,
+                    "label": f"bound {part}",
+                    "paper_value": None,
+                    "claim_verdict": claim_v,
+                    "n_parts": 2,
+                    "knob": f"knob{rung}",
+                    "rung_name": f"r{rung}",
+                }
+            )
+    said = claim_sentences(rows, rungs)
+    assert said == {"X-1": "holds at every rung: inconclusive"}
+    record = {
+        "rows": rows,
+        "claims": ["X-1"],
+        "rungs": [{"index": i, "name": f"r{i}"} for i in range(2)],
+        "sentences": [
+            {"claim": "X-1", "part": p, "sentence": PART_ALONE + "first replicated at rung 1 (knob1)"}
+            for p in range(2)
+        ],
+        "claim_sentences": [{"claim": c, "sentence": s} for c, s in said.items()],
+    }
+    first, *parts = table(record)["parts"]
+    assert first["part"] == "the claim (every part must pass)"
+    assert [c["verdict"] for c in first["cells"]] == ["inconclusive", "inconclusive"]
+    assert first["sentence"] == "holds at every rung: inconclusive"
+    assert all(p["sentence"].startswith("this part alone: ") for p in parts) and len(parts) == 2
+
+
 @pytest.mark.slow
 def test_a_two_rung_ladder_end_to_end(tmp_path):
     """A tiny latent-lookahead ladder at smoke size: two rung configurations, the runs they define
@@ -208,8 +251,15 @@ def test_a_two_rung_ladder_end_to_end(tmp_path):
 def test_the_plan_table_shows_timed_hours_only_when_timed():
     """`plan --timed` adds a column of CPU hours from timed steps; a rung with a step too long to
     time says so instead of a number; an untimed plan keeps its six columns."""
-    row = {"rung": 1, "name": "wider", "knob": "width", "jobs": 4, "new_jobs": 2, "cpu_hours": 0.5,
-           "gpu_hours": {"H100": 0.01, "A100": 0.02}}
+    row = {
+        "rung": 1,
+        "name": "wider",
+        "knob": "width",
+        "jobs": 4,
+        "new_jobs": 2,
+        "cpu_hours": 0.5,
+        "gpu_hours": {"H100": 0.01, "A100": 0.02},
+    }
     plain = lad.format_plan([row])
     assert "timed" not in plain and plain.splitlines()[2].count("|") == 7
     timed = lad.format_plan([{**row, "cpu_hours_timed": 1.75}, {**row, "rung": 2, "cpu_hours_timed": None}])

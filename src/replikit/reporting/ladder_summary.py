@@ -2,9 +2,12 @@
 statistic, interval and verdict per rung, read from each rung's scorecard.
 
 Writes, under results/ladder/<paper>/:
-- `ladder.json`: the rows (claim, part, rung, knob, mean, interval, verdict, why no evidence) and, per
-  part, one sentence: "holds at every rung (<verdict>)", "first replicated at rung k (knob)", "changes
-  sign at rung k (knob)", or else the verdicts in order;
+- `ladder.json`: the rows (claim, part, rung, knob, mean, interval, verdict, why no evidence, and the
+  claim's own verdict) and, per part, one sentence: "holds at every rung (<verdict>)", "first
+  replicated at rung k (knob)", "changes sign at rung k (knob)", or else the verdicts in order. A
+  claim of several parts (e.g. the two bounds of an equivalence) gets a sentence of its own, from the
+  claim's verdict, and its parts' sentences say "this part alone": one bound passing is not the claim
+  replicated;
 - `ladder.csv`: claim part x rung -> verdict;
 - `ladder.md`: the report's "Ladder" section (also read by rule report);
 - `ladder.png`: per claim part, the statistic and its interval per rung, coloured by verdict, with the
@@ -56,6 +59,8 @@ def collect(ladder: Ladder) -> tuple[list[dict], list[Rung]]:
                     "rung_name": rung.name,
                     "knob": rung.knob,
                     "n_seeds": claim.get("n_seeds"),
+                    "claim_verdict": claim.get("verdict", "not measured"),
+                    "n_parts": len(parts),
                 }
                 if part is None:  # not measurable at this rung (e.g. its task does not run)
                     rows.append(
@@ -121,6 +126,20 @@ def sentence(seq: list[dict], rungs: dict[int, Rung]) -> str:
     return "verdicts along the ladder: " + ", ".join(f"rung {r['rung']} {r['verdict']}" for r in measured)
 
 
+PART_ALONE = "this part alone: "
+
+
+def claim_sentences(rows: list[dict], rungs: dict[int, Rung]) -> dict[str, str]:
+    """One sentence per claim of several parts, from the claim's own verdict per rung (every part must
+    pass for the claim to be replicated)."""
+    out = {}
+    for claim in dict.fromkeys(r["claim"] for r in rows if r.get("n_parts", 1) > 1):
+        per_rung = {r["rung"]: r for r in rows if r["claim"] == claim}
+        seq = [{"rung": i, "verdict": r["claim_verdict"], "why": ""} for i, r in sorted(per_rung.items())]
+        out[claim] = sentence(seq, rungs)
+    return out
+
+
 def _parts(rows: list[dict]) -> list[tuple[str, int]]:
     """(claim, part index) in the order first met: a part is the same statistic at every rung, though
     its label may name a rung's settings (e.g. its tau)."""
@@ -176,8 +195,23 @@ def table(record: dict) -> dict:
     rows = record["rows"]
     ran = sorted({r["rung"] for r in rows})
     said = {(x["claim"], x["part"]): x["sentence"] for x in record["sentences"]}
+    said_claim = {x["claim"]: x["sentence"] for x in record.get("claim_sentences", [])}
     out = []
     for claim, part in _parts(rows):
+        if part == 0 and claim in said_claim:  # a claim of several parts: its own verdict first
+            own = {r["rung"]: r["claim_verdict"] for r in rows if r["claim"] == claim}
+            out.append(
+                {
+                    "claim": claim,
+                    "part": "the claim (every part must pass)",
+                    "cells": [
+                        {"verdict": own.get(i, "not measured"), "text": own.get(i, "not measured")}
+                        for i in ran
+                    ],
+                    "sentence": said_claim[claim],
+                    "focus": claim in record["claims"],
+                }
+            )
         cells = []
         for i in ran:
             row = next((r for r in rows if (r["claim"], r["part"], r["rung"]) == (claim, part, i)), None)
@@ -242,13 +276,16 @@ def markdown(record: dict) -> str:
             f"| {r['index']} {r['name']} | {r['knob']} | {_cell(why)} | {_cell(r['budget_reason'] or '—')} | "
             f"{len(r['seeds'])} | {r['predicted']} | {r['took']} | {r['wall']} |"
         )
-    lines += [
-        "",
-        "| claim | part | "
-        + " | ".join(f"rung {x['index']} {x['name']}" for x in t["ran"])
-        + " | along the ladder |",
-        "|---|---|" + "---|" * len(t["ran"]) + "---|",
-    ]
+    if not t["ran"]:
+        lines += ["", "No rung has run yet, so there is no claim x rung table."]
+    else:
+        lines += [
+            "",
+            "| claim | part | "
+            + " | ".join(f"rung {x['index']} {x['name']}" for x in t["ran"])
+            + " | along the ladder |",
+            "|---|---|" + "---|" * len(t["ran"]) + "---|",
+        ]
     for p in t["parts"]:
         lines.append(
             f"| {p['claim']} | {_cell(p['part'])} | "
@@ -352,7 +389,12 @@ def figure(ladder: Ladder, rows: list[dict], out: Path) -> None:
 def summarize(ladder: Ladder) -> dict:
     rows, missing = collect(ladder)
     rungs = {r.index: r for r in ladder.rungs}
-    sentences = {k: sentence([r for r in rows if (r["claim"], r["part"]) == k], rungs) for k in _parts(rows)}
+    several = {r["claim"] for r in rows if r["n_parts"] > 1}
+    sentences = {
+        k: (PART_ALONE if k[0] in several else "")
+        + sentence([r for r in rows if (r["claim"], r["part"]) == k], rungs)
+        for k in _parts(rows)
+    }
     where = ladder.outdir(ladder.rungs[0]).parent
     where.mkdir(parents=True, exist_ok=True)
     record = {
@@ -376,30 +418,15 @@ def summarize(ladder: Ladder) -> dict:
         "hours": _hours(ladder),
         "rows": rows,
         "sentences": [{"claim": c, "part": p, "sentence": s} for (c, p), s in sentences.items()],
+        "claim_sentences": [{"claim": c, "sentence": s} for c, s in claim_sentences(rows, rungs).items()],
     }
     (where / "ladder.json").write_text(json.dumps(record, indent=1))
-    ran = sorted({r["rung"] for r in rows})
+    t = table(json.loads(json.dumps(record)))
     with open(where / "ladder.csv", "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["claim", "part", *[f"rung {i} {rungs[i].name}" for i in ran]])
-        for claim, part in _parts(rows):
-            w.writerow(
-                [
-                    claim,
-                    _label(rows, (claim, part)),
-                    *[
-                        next(
-                            (
-                                r["verdict"]
-                                for r in rows
-                                if (r["claim"], r["part"], r["rung"]) == (claim, part, i)
-                            ),
-                            "not measured",
-                        )
-                        for i in ran
-                    ],
-                ]
-            )
+        w.writerow(["claim", "part", *[f"rung {x['index']} {x['name']}" for x in t["ran"]]])
+        for p in t["parts"]:
+            w.writerow([p["claim"], p["part"], *[c["verdict"] for c in p["cells"]]])
     (where / "ladder.md").write_text(markdown(json.loads(json.dumps(record))))
     if rows:
         figure(ladder, rows, where / "ladder.png")
