@@ -47,9 +47,21 @@ def test_rungs_are_cumulative_and_rung_zero_is_the_base_block():
     # latent lookahead has its own seeds key, which wins over the global one: the rung sets both
     assert cfg["seeds"] == [0] and cfg["latent_lookahead"]["seeds"] == [0]
     assert cfg["outdir"] == "results/ladder/latent_lookahead/wider"
+    assert cfg["ladder_rung"] == "2 wider: width"  # every figure of the rung says which rung it is
     assert cfg["run_store"] == "results/ladder/latent_lookahead/store" and cfg["papers"] == [
         "latent_lookahead"
     ]
+
+
+def test_a_finished_rungs_wall_time_is_kept_when_it_is_called_again(tmp_path):
+    """Calling a finished rung again (say, to refresh a figure) appends to walls.jsonl but keeps the
+    wall time of the call that finished it; a rung whose first call failed takes the next one's."""
+    lad.record_wall(tmp_path, {"rc": 1, "wall_s": 50.0})
+    lad.record_wall(tmp_path, {"rc": 0, "wall_s": 1500.0})
+    lad.record_wall(tmp_path, {"rc": 0, "wall_s": 9.0})
+    assert json.loads((tmp_path / "wall.json").read_text())["wall_s"] == 1500.0
+    walls = [json.loads(line)["wall_s"] for line in (tmp_path / "walls.jsonl").read_text().splitlines()]
+    assert walls == [50.0, 1500.0, 9.0]
 
 
 @pytest.mark.parametrize(
@@ -231,6 +243,11 @@ def test_a_two_rung_ladder_end_to_end(tmp_path):
     trained = [p for p in logs if p not in copied]
     assert [p.parent.name for p in trained] == ["train_task-sudoku4_method-lookahead_tau-3_mask-bidir"], logs
     assert len(copied) == len(logs) - 1 >= 4
+    # each rung's figures say which rung they are, beside the scale
+    prov = sorted((where / "tau_grid/results/latent_lookahead/figures").glob("*.provenance.json"))
+    assert prov and all(
+        json.loads(p.read_text())["scale"] == "smoke + ladder rung 1 tau_grid: tau grid" for p in prov
+    )
     record = json.loads((where / "ladder.json").read_text())
     assert [r["ran"] for r in record["rungs"]] == [True, True]
     assert {s["claim"] for s in record["sentences"]} >= {"LL-1", "LL-4"}

@@ -8,6 +8,8 @@ from replikit.papers.glue import stage_inputs, stage_params, stage_resources, wi
 
 SEEDS = config["seeds"]
 SCALE = config["scale"]
+# What a figure's banner calls its settings: the scale, and the ladder rung when these are one's.
+SCALE_SHOWN = SCALE + (f" + ladder rung {config['ladder_rung']}" if config.get("ladder_rung") else "")
 # The enabled papers' declarations (replikit.papers.interface), imported and checked here (only
 # these; two with one rule prefix are a DeclarationError); papers.smk generates their rules.
 PAPERS = [get(name) for name in config["papers"]]

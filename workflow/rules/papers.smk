@@ -45,7 +45,7 @@ for paper in PAPERS:
         params:
             paper=P,
             cfg=PCFG,
-            scale=SCALE,
+            scale=SCALE_SHOWN,
             caption=lambda w, paper=paper: paper.figure(w.figure).caption,
             code=lambda w, paper=paper: CODE[paper.figure(w.figure).func.__module__],
         wildcard_constraints:
