@@ -14,7 +14,7 @@ from replikit.core import run_store
 from replikit.core.config import ConfigError, paper_file
 from replikit.plan import ladder as lad
 from replikit.plan.bill import load as plan_load
-from replikit.reporting.ladder_summary import PART_ALONE, claim_sentences, sentence, table
+from replikit.reporting.ladder_summary import PART_ALONE, claim_sentences, panels, sentence, table
 from tests.conftest import ROOT
 
 RAW = {
@@ -191,6 +191,37 @@ def test_one_bound_of_an_equivalence_passing_is_not_the_claim_replicated():
     assert [c["verdict"] for c in first["cells"]] == ["inconclusive", "inconclusive"]
     assert first["sentence"] == "holds at every rung: inconclusive"
     assert all(p["sentence"].startswith("this part alone: ") for p in parts) and len(parts) == 2
+
+
+def test_an_equivalence_is_drawn_in_one_panel_coloured_by_the_claims_verdict():
+    """The two bounds of an equivalence (one statistic) share a panel with both thresholds, coloured by
+    the claim's verdict: the bound that passes alone is not drawn green. Parts of different
+    statistics keep a panel each."""
+    rows = []
+    for part, (threshold, verdict) in enumerate([(0.1, "replicated"), (-0.1, "not replicated")]):
+        row = {**_row(0, verdict, 0.15, 0.25), "threshold": threshold}
+        rows.append(
+            {**row, "claim": "X-1", "part": part, "label": f"bound {part}", "claim_verdict": "not replicated"}
+        )
+    other = [
+        {
+            **_row(0, v, lo, lo + 0.1),
+            "claim": "Y-1",
+            "part": i,
+            "label": f"p{i}",
+            "claim_verdict": "inconclusive",
+        }
+        for i, (v, lo) in enumerate([("replicated", 0.1), ("inconclusive", -0.05)])
+    ]
+    shown = panels(rows + other, ["X-1"])
+    assert [p["title"] for p in shown] == [
+        "X-1, the claim (every part must pass): bound 0 and bound 1",
+        "Y-1: p0",
+        "Y-1: p1",
+    ]
+    assert shown[0]["thresholds"] == [0.1, -0.1]
+    assert [r["verdict"] for r in shown[0]["seq"]] == ["not replicated"]
+    assert [p["seq"][0]["verdict"] for p in shown[1:]] == ["replicated", "inconclusive"]
 
 
 @pytest.mark.slow

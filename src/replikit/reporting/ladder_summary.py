@@ -303,25 +303,63 @@ def markdown(record: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def figure(ladder: Ladder, rows: list[dict], out: Path) -> None:
-    """Per claim part (the ladder's claims first), mean and interval per rung, coloured by verdict."""
-    from replikit.reporting.plotting import VERDICT_COLOURS, pyplot, set_style
+def _same_statistic(seqs: list[list[dict]]) -> bool:
+    """Whether parts measure one statistic (the bounds of an equivalence): the same mean and interval
+    at every rung."""
+    first = [(r["rung"], r["mean"], r["ci_low"], r["ci_high"]) for r in seqs[0]]
+    return all([(r["rung"], r["mean"], r["ci_low"], r["ci_high"]) for r in q] == first for q in seqs[1:])
 
+
+def panels(rows: list[dict], claims: list[str]) -> list[dict]:
+    """The figure's panels (the ladder's claims first): one per claim part, coloured by the part's
+    verdict, except that the parts of one statistic (an equivalence's two bounds) share one panel with
+    every threshold, coloured by the claim's own verdict, so that one bound passing is never drawn as
+    the claim replicated."""
     keys = [
         k
         for k in _parts(rows)
         if any(r["verdict"] != "not measured" for r in rows if (r["claim"], r["part"]) == k)
     ]
-    keys.sort(key=lambda k: (k[0] not in ladder.claims, k[0]))
+    keys.sort(key=lambda k: (k[0] not in claims, k[0]))
+    out: list[dict] = []
+    for claim in dict.fromkeys(k[0] for k in keys):
+        own = [k for k in keys if k[0] == claim]
+        seqs = [
+            [r for r in rows if (r["claim"], r["part"]) == k and r["verdict"] != "not measured"] for k in own
+        ]
+        if len(own) > 1 and _same_statistic(seqs):
+            seq = [{**r, "verdict": r["claim_verdict"]} for r in seqs[0]]
+            labels = " and ".join(_label(rows, k) for k in own)
+            out.append(
+                {
+                    "title": f"{claim}, the claim (every part must pass): {labels}",
+                    "seq": seq,
+                    "thresholds": [q[0]["threshold"] for q in seqs],
+                }
+            )
+            continue
+        for k, seq in zip(own, seqs, strict=True):
+            out.append(
+                {"title": f"{claim}: {_label(rows, k)}", "seq": seq, "thresholds": [seq[0]["threshold"]]}
+            )
+    return out
+
+
+def figure(ladder: Ladder, rows: list[dict], out: Path) -> None:
+    """Per claim part (the ladder's claims first), mean and interval per rung, coloured by verdict;
+    an equivalence's bounds share a panel coloured by the claim's verdict (`panels`)."""
+    from replikit.reporting.plotting import VERDICT_COLOURS, pyplot, set_style
+
+    shown = panels(rows, ladder.claims)
     set_style()
     plt = pyplot()
     ncols = 3
-    nrows = max(1, math.ceil(len(keys) / ncols))
+    nrows = max(1, math.ceil(len(shown) / ncols))
     fig, axes = plt.subplots(nrows, ncols, figsize=(4.6 * ncols, 2.9 * nrows), squeeze=False)
     names = {r.index: r.name for r in ladder.rungs}
     drawn_verdicts, drew_paper = set(), False
-    for ax, (claim, part) in zip(axes.flat, keys, strict=False):
-        seq = [r for r in rows if (r["claim"], r["part"]) == (claim, part) and r["verdict"] != "not measured"]
+    for ax, panel in zip(axes.flat, shown, strict=False):
+        seq = panel["seq"]
         for r in seq:
             colour = VERDICT_COLOURS[r["verdict"]]
             drawn_verdicts.add(r["verdict"])
@@ -338,7 +376,8 @@ def figure(ladder: Ladder, rows: list[dict], out: Path) -> None:
                     xytext=(3, 6),
                     textcoords="offset points",
                 )
-        ax.axhline(seq[0]["threshold"], ls="--", c="black", lw=0.8)
+        for threshold in panel["thresholds"]:
+            ax.axhline(threshold, ls="--", c="black", lw=0.8)
         paper = [r["paper_value"] for r in seq if r["paper_value"] is not None]
         if paper:
             ax.axhline(paper[0], ls=":", c="#555555", lw=1.2)
@@ -346,17 +385,15 @@ def figure(ladder: Ladder, rows: list[dict], out: Path) -> None:
         ticks = [r.index for r in ladder.rungs]
         ax.set_xticks(ticks, [f"{i}\n{names[i]}" for i in ticks], fontsize=6.5)
         ax.set_xlim(-0.5, max(ticks) + 0.5)
-        values = [
-            v for r in seq for v in (r["mean"], r["ci_low"], r["ci_high"], r["threshold"]) if v is not None
-        ]
-        values += paper
+        values = [v for r in seq for v in (r["mean"], r["ci_low"], r["ci_high"]) if v is not None]
+        values += paper + panel["thresholds"]
         lo, hi = min(values), max(values)
         pad = 0.1 * (hi - lo) or 0.05
         ax.set_ylim(lo - pad, hi + pad)
-        label = textwrap.fill(f"{claim}: {_label(rows, (claim, part))}", 62)
+        label = textwrap.fill(panel["title"], 62)
         ax.set_title(label, fontsize=7.5, loc="left", fontweight="normal")
         ax.tick_params(axis="y", labelsize=7)
-    for ax in list(axes.flat)[len(keys) :]:
+    for ax in list(axes.flat)[len(shown) :]:
         ax.set_axis_off()
     from matplotlib.lines import Line2D
 
@@ -365,7 +402,7 @@ def figure(ladder: Ladder, rows: list[dict], out: Path) -> None:
         for v in VERDICTS
         if v in drawn_verdicts
     ]
-    handles.append(Line2D([], [], c="black", ls="--", lw=0.8, label="threshold the claim must pass"))
+    handles.append(Line2D([], [], c="black", ls="--", lw=0.8, label="threshold(s) the claim must pass"))
     if drew_paper:
         handles.append(Line2D([], [], c="#555555", ls=":", lw=1.2, label="the paper's value"))
     fig.legend(
