@@ -133,7 +133,7 @@ def claim_sentences(rows: list[dict], rungs: dict[int, Rung]) -> dict[str, str]:
     """One sentence per claim of several parts, from the claim's own verdict per rung (every part must
     pass for the claim to be replicated)."""
     out = {}
-    for claim in dict.fromkeys(r["claim"] for r in rows if r.get("n_parts", 1) > 1):
+    for claim in dict.fromkeys(r["claim"] for r in rows if r["n_parts"] > 1):
         per_rung = {r["rung"]: r for r in rows if r["claim"] == claim}
         seq = [{"rung": i, "verdict": r["claim_verdict"], "why": ""} for i, r in sorted(per_rung.items())]
         out[claim] = sentence(seq, rungs)
@@ -426,9 +426,9 @@ def figure(ladder: Ladder, rows: list[dict], out: Path) -> None:
 def summarize(ladder: Ladder) -> dict:
     rows, missing = collect(ladder)
     rungs = {r.index: r for r in ladder.rungs}
-    several = {r["claim"] for r in rows if r["n_parts"] > 1}
+    said_claim = claim_sentences(rows, rungs)  # the claims of several parts
     sentences = {
-        k: (PART_ALONE if k[0] in several else "")
+        k: (PART_ALONE if k[0] in said_claim else "")
         + sentence([r for r in rows if (r["claim"], r["part"]) == k], rungs)
         for k in _parts(rows)
     }
@@ -455,7 +455,7 @@ def summarize(ladder: Ladder) -> dict:
         "hours": _hours(ladder),
         "rows": rows,
         "sentences": [{"claim": c, "part": p, "sentence": s} for (c, p), s in sentences.items()],
-        "claim_sentences": [{"claim": c, "sentence": s} for c, s in claim_sentences(rows, rungs).items()],
+        "claim_sentences": [{"claim": c, "sentence": s} for c, s in said_claim.items()],
     }
     (where / "ladder.json").write_text(json.dumps(record, indent=1))
     t = table(json.loads(json.dumps(record)))
