@@ -34,9 +34,16 @@ if COST_PLAN:
             "../scripts/cost_plan.py"
 
 
-# The scale ladders summarized so far (python -m replikit.plan.ladder summary <paper>): the report's
-# "Ladder" section. Found when the workflow is parsed; a rung's own output tree has none.
-LADDERS = [p for p in (f"results/ladder/{paper.name}/ladder.json" for paper in PAPERS) if Path(p).is_file()]
+# The scale ladders summarized so far (python -m replikit.plan.ladder summary <paper> [--ladder NAME]):
+# the report's "Ladder" section, a paper's main ladder (results/ladder/<paper>/) before its others
+# (results/ladder/<paper>.<name>/). Found when the workflow is parsed; a rung's own output tree has none.
+LADDERS = [
+    str(p)
+    for paper in PAPERS
+    for p in [Path(f"results/ladder/{paper.name}/ladder.json"),
+              *sorted(Path("results/ladder").glob(f"{paper.name}.*/ladder.json"))]
+    if p.is_file()
+]
 
 
 rule report:

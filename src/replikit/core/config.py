@@ -117,6 +117,11 @@ SCHEMA_KEY = "schema"
 LADDER_KEY = "ladder"  # a paper's scale ladder (replikit.plan.ladder): not a scale block
 
 
+def is_ladder_key(key: str) -> bool:
+    """`ladder` (a paper's ladder) or `ladder_<name>` (another of its ladders, e.g. on another task)."""
+    return key == LADDER_KEY or key.startswith(LADDER_KEY + "_")
+
+
 def paper_files(schema_path: str | Path) -> dict[str, Path]:
     """Every paper, by name: config/papers/<name>.yaml of the workflow whose main schema is
     `schema_path` (<root>/workflow/schemas/config.schema.yaml). These files are the list of papers."""
@@ -159,7 +164,7 @@ def with_paper_settings(config: dict, schema_path: str | Path) -> dict:
     config's own `<paper>:` keys, which win; in place."""
     scale = config.get("scale", "default")
     for name, path in paper_files(schema_path).items():
-        blocks = {k: v for k, v in paper_file(path).items() if k not in (SCHEMA_KEY, LADDER_KEY)}
+        blocks = {k: v for k, v in paper_file(path).items() if k != SCHEMA_KEY and not is_ladder_key(k)}
         base = BASE_SCALES.get(scale)
         if scale not in blocks and base not in blocks:
             raise ConfigError(f"{path} has no block for scale {scale!r} (it has: {', '.join(blocks)}); "

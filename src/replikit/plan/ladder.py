@@ -27,6 +27,9 @@ tree, `results/ladder/<paper>/<rung>/` (config key `outdir`), and the rungs shar
     python -m replikit.plan.ladder run latent_lookahead [--rung steps_16x] [--cores 2]
     python -m replikit.plan.ladder summary latent_lookahead       # figure, table, the report's section
 
+A paper may declare more ladders under `ladder_<name>:` (e.g. `ladder_maze:`, the same walk on another
+task): `--ladder <name>` picks one, and its tree is `results/ladder/<paper>.<name>/`.
+
 A rung is also a plain Snakemake target: `snakemake --cores 2 --configfile
 results/ladder/<paper>/<rung>/rung.yaml` (the file `run` and `plan` write). The default-scale
 verdicts stay what they are: the ladder is evidence beside them.
@@ -45,7 +48,7 @@ from pathlib import Path
 
 import yaml
 
-from replikit.core.config import LADDER_KEY, ConfigError, _merged, paper_file
+from replikit.core.config import LADDER_KEY, ConfigError, _merged, is_ladder_key, paper_file
 
 ROOT = Path(__file__).resolve().parents[3]
 LADDER_ROOT = Path("results/ladder")
@@ -76,6 +79,18 @@ class Ladder:
     base: str
     claims: list[str]
     rungs: list[Rung]
+    name: str = ""  # "" = the paper's `ladder:`; else its `ladder_<name>:`
+
+    @property
+    def key(self) -> str:
+        """Its key in the paper's config file."""
+        return f"{LADDER_KEY}_{self.name}" if self.name else LADDER_KEY
+
+    @property
+    def ident(self) -> str:
+        """Its folder under results/ladder/ and its name in the summary: the paper, with the ladder's
+        name after a dot when it is not the paper's main ladder."""
+        return f"{self.paper}.{self.name}" if self.name else self.paper
 
     def rung(self, name: str) -> Rung:
         for r in self.rungs:
@@ -86,19 +101,19 @@ class Ladder:
         )
 
     def outdir(self, rung: Rung) -> Path:
-        return LADDER_ROOT / self.paper / rung.name
+        return LADDER_ROOT / self.ident / rung.name
 
     def store(self) -> Path:
-        return LADDER_ROOT / self.paper / "store"
+        return LADDER_ROOT / self.ident / "store"
 
 
 _RUNG_KEYS = {"name", "knob", "reason", "set", "budget", "budget_reason", "seeds", "changed"}
 _LADDER_KEYS = {"base", "seeds", "claims", "scope", "rungs"}
 
 
-def parse(paper: str, raw: dict) -> Ladder:
-    """A ladder declaration (the `ladder:` mapping of a paper's config file), checked."""
-    where = f"config/papers/{paper}.yaml `ladder:`"
+def parse(paper: str, raw: dict, name: str = "") -> Ladder:
+    """A ladder declaration (the `ladder:` or `ladder_<name>:` mapping of a paper's config file), checked."""
+    where = f"config/papers/{paper}.yaml `{LADDER_KEY}{'_' + name if name else ''}:`"
     if not isinstance(raw, dict):
         raise ConfigError(f"{where} must be a mapping (base, seeds, claims, scope, rungs)")
     extra = set(raw) - _LADDER_KEYS
@@ -140,19 +155,25 @@ def parse(paper: str, raw: dict) -> Ladder:
                 own,
             )
         )
-    return Ladder(paper, base, list(raw.get("claims") or []), rungs)
+    return Ladder(paper, base, list(raw.get("claims") or []), rungs, name)
 
 
-def load(paper: str, path: str | Path | None = None) -> Ladder:
-    """The ladder `paper` declares in config/papers/<paper>.yaml (or in the YAML file `path`, whose
-    top level is the `ladder:` mapping: e.g. a test's tiny ladder)."""
+def load(paper: str, path: str | Path | None = None, name: str = "") -> Ladder:
+    """The ladder `paper` declares in config/papers/<paper>.yaml, `ladder:` or (`name`) `ladder_<name>:`
+    (or in the YAML file `path`, whose top level is the ladder's mapping: e.g. a test's tiny ladder)."""
+    if name and not name.isidentifier():
+        raise ConfigError(f"ladder name {name!r} must be an identifier (the <name> of `ladder_<name>:`)")
     if path is not None:
-        return parse(paper, yaml.safe_load(Path(path).read_text()))
+        return parse(paper, yaml.safe_load(Path(path).read_text()), name)
     blocks = paper_file(ROOT / "config" / "papers" / f"{paper}.yaml")
-    if LADDER_KEY not in blocks:
-        raise ConfigError(f"config/papers/{paper}.yaml declares no `ladder:`; add one "
-                          "(see replikit.plan.ladder)")
-    return parse(paper, blocks[LADDER_KEY])
+    key = f"{LADDER_KEY}_{name}" if name else LADDER_KEY
+    if key not in blocks:
+        have = ", ".join(k for k in blocks if is_ladder_key(k))
+        raise ConfigError(
+            f"config/papers/{paper}.yaml declares no `{key}:` (it has: {have or 'none'}); add one (see "
+            "replikit.plan.ladder)" + (", or name one of those with --ladder" if have else "")
+        )
+    return parse(paper, blocks[key], name)
 
 
 def rung_config(ladder: Ladder, rung: Rung) -> dict:
@@ -321,6 +342,8 @@ def main(argv: list[str] | None = None) -> int:
         "--rung", action="append", help="only this rung (name or index; repeatable); default: all"
     )
     ap.add_argument("--cores", type=int, default=2, help="Snakemake --cores per rung (default: 2)")
+    ap.add_argument("--ladder", default="", metavar="NAME",
+                    help="the paper's ladder `ladder_NAME:` instead of its `ladder:` (e.g. maze)")
     ap.add_argument("--ladder-file", help="a YAML file holding a ladder mapping, instead of the paper's own")
     ap.add_argument("--dry-run", action="store_true", help="run: Snakemake's dry run of each rung")
     ap.add_argument(
@@ -331,7 +354,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = ap.parse_args(argv)
     try:
-        ladder = load(args.paper, args.ladder_file)
+        ladder = load(args.paper, args.ladder_file, args.ladder)
         rungs = [ladder.rung(r) for r in args.rung] if args.rung else ladder.rungs
     except ConfigError as e:
         print(f"replikit.plan.ladder: {e}", file=sys.stderr)

@@ -257,14 +257,21 @@ def rung_rows(record: dict) -> list[dict]:
     return out
 
 
+def _ladder_flag(record: dict) -> str:
+    """The command line's `--ladder NAME` for a paper's other ladder ("" for its main one)."""
+    key = record.get("key", "ladder")
+    return f" --ladder {key.removeprefix('ladder_')}" if key != "ladder" else ""
+
+
 def markdown(record: dict) -> str:
     """The "Ladder" section of one paper (ladder.md; the report renders the same record)."""
     t = table(record)
     lines = [
-        f"### Ladder: {record['paper']}",
+        f"### Ladder: {record.get('ladder', record['paper'])}",
         "",
         f"From the `{record['base']}` block (rung 0) toward the paper's settings, one knob per rung, each on "
-        f"top of the previous one (`config/papers/{record['paper']}.yaml`, `ladder:`). The "
+        f"top of the previous one (`config/papers/{record['paper']}.yaml`, "
+        f"`{record.get('key', 'ladder')}:`). The "
         f"{record['base']}-scale verdicts stay what they are; the ladder is evidence beside them.",
         "",
         "| rung | knob | why | budget cuts | seeds | predicted CPU-h | training job-h it took | wall |",
@@ -298,7 +305,7 @@ def markdown(record: dict) -> str:
             "",
             "Not run yet: "
             + ", ".join(f"rung {r['index']} {r['name']}" for r in missing)
-            + f" (`python -m replikit.plan.ladder run {record['paper']} --rung NAME`).",
+            + f" (`python -m replikit.plan.ladder run {record['paper']}{_ladder_flag(record)} --rung NAME`).",
         ]
     return "\n".join(lines) + "\n"
 
@@ -410,7 +417,7 @@ def figure(ladder: Ladder, rows: list[dict], out: Path) -> None:
     )
     fig.tight_layout(rect=(0, 0.04, 1, 1))
     fig.suptitle(
-        f"{ladder.paper}: scale ladder (diamond and bar: mean and 90 % t-interval over seeds; "
+        f"{ladder.ident}: scale ladder (diamond and bar: mean and 90 % t-interval over seeds; "
         "rung 0 = the " + ladder.base + " block)",
         fontsize=9,
         y=1.0,
@@ -436,6 +443,8 @@ def summarize(ladder: Ladder) -> dict:
     where.mkdir(parents=True, exist_ok=True)
     record = {
         "paper": ladder.paper,
+        "ladder": ladder.ident,
+        "key": ladder.key,
         "base": ladder.base,
         "claims": ladder.claims,
         "rungs": [

@@ -203,14 +203,15 @@ def computed_at(prov: dict) -> str:
 
 
 def load_ladder(path: str) -> dict:
-    """A paper's scale-ladder summary (results/ladder/<paper>/ladder.json, `replikit.plan.ladder summary`)
+    """A scale-ladder summary (results/ladder/<paper>[.<name>]/ladder.json, `replikit.plan.ladder summary`)
     as the templates show it: its rungs with predicted and measured hours, the claim part x rung
     table, its Markdown section and its figure."""
     from replikit.reporting.ladder_summary import markdown, rung_rows, table
 
     record = read_json(path)
     png = Path(path).with_name("ladder.png")
-    return {"paper": record["paper"], "rungs": rung_rows(record), "table": table(record),
+    return {"paper": record["paper"], "ladder": record.get("ladder", record["paper"]),
+            "rungs": rung_rows(record), "table": table(record),
             "markdown": MarkdownBlock(markdown(record)),
             "figure": base64.b64encode(png.read_bytes()).decode() if png.is_file() else None}
 
