@@ -84,18 +84,53 @@ def test_a_malformed_ladder_is_named(bad, says):
 
 
 @pytest.mark.parametrize(
-    "paper", ["latent_lookahead", "cold_posterior", "depthwise_transfer", "continual_learning"]
+    "paper, name",
+    [("latent_lookahead", ""), ("latent_lookahead", "maze"), ("cold_posterior", ""),
+     ("depthwise_transfer", ""), ("continual_learning", "")],
 )
-def test_every_declared_rung_is_a_valid_configuration(paper, tmp_path, monkeypatch):
+def test_every_declared_rung_is_a_valid_configuration(paper, name, tmp_path, monkeypatch):
     """Each rung of the ladders in config/papers/ validates against the schema and the paper's
     own checks (a typo in a rung fails here, not hours into a run)."""
-    assert "ladder" in paper_file(ROOT / "config" / "papers" / f"{paper}.yaml")
-    ladder = lad.load(paper)
+    key = "ladder_" + name if name else "ladder"
+    assert key in paper_file(ROOT / "config" / "papers" / f"{paper}.yaml")
+    ladder = lad.load(paper, name=name)
     assert len(ladder.rungs) >= 2 and all(r.reason and r.knob for r in ladder.rungs)
     monkeypatch.chdir(tmp_path)
     for rung in ladder.rungs:
         cfg = plan_load([str(lad.write_rung_config(ladder, rung))])
         assert cfg["scale"] == ladder.base and cfg["papers"] == [paper]
+
+
+def test_a_papers_other_ladder_has_its_own_tree_and_is_not_a_scale_block():
+    """`ladder_maze:` is latent lookahead's second ladder: its rungs (rung 0 included, named like the
+    main ladder's rung 0) live under results/ladder/latent_lookahead.maze/, never in the main
+    ladder's folders, and no scale reads it as a block."""
+    from replikit.core.config import with_paper_settings
+
+    main, maze = lad.load("latent_lookahead"), lad.load("latent_lookahead", name="maze")
+    assert (main.ident, maze.ident, maze.key) == ("latent_lookahead", "latent_lookahead.maze", "ladder_maze")
+    assert main.rungs[0].name == maze.rungs[0].name == "default"
+    assert str(maze.outdir(maze.rungs[0])) == "results/ladder/latent_lookahead.maze/default"
+    assert str(maze.store()) == "results/ladder/latent_lookahead.maze/store"
+    assert maze.claims == ["LL-3", "LL-6"] and maze.rungs[0].overrides["tasks"] == ["maze"]
+    assert lad.rung_config(maze, maze.rungs[1])["outdir"] == "results/ladder/latent_lookahead.maze/steps_8x"
+    schema = ROOT / "workflow" / "schemas" / "config.schema.yaml"
+    with pytest.raises(ConfigError, match="no block for scale 'ladder_maze'"):
+        with_paper_settings({"scale": "ladder_maze"}, schema)
+    with pytest.raises(ConfigError, match="declares no `ladder_mazes:` .*ladder, ladder_maze"):
+        lad.load("latent_lookahead", name="mazes")
+
+
+def test_the_summary_of_another_ladder_names_it_and_how_to_run_it(tmp_path, monkeypatch):
+    from replikit.reporting.ladder_summary import markdown, summarize
+
+    monkeypatch.chdir(tmp_path)
+    summarize(lad.load("latent_lookahead", name="maze"))
+    record = json.loads((tmp_path / "results/ladder/latent_lookahead.maze/ladder.json").read_text())
+    md = markdown(record)
+    assert md.startswith("### Ladder: latent_lookahead.maze") and "`ladder_maze:`" in md
+    assert "run latent_lookahead --ladder maze --rung NAME" in md and "No rung has run yet" in md
+    assert not (tmp_path / "results/ladder/latent_lookahead/ladder.json").exists()
 
 
 def test_run_store_copies_a_finished_job_and_ignores_an_incomplete_entry(tmp_path):
