@@ -368,6 +368,12 @@ def test_claims_from_synthetic_results():
     rows = {r["id"]: r for r in evaluate(an.claims(ll.experiment_runs(small)), {"final": good},
                                          cfg=small)}
     assert rows["LL-3"]["note"].startswith("not measurable") and rows["LL-6"]["measurable"] is False
+    # and one without 4x4 Sudoku (the maze ladder) LL-1 and LL-2, while the other tasks are judged
+    no_s4 = {**CFG, "tasks": ["prosqa"], "tau_scaling": {**CFG["tau_scaling"], "run": False},
+             "ablation": {**CFG["ablation"], "run": False}}
+    rows = {r["id"]: r for r in evaluate(an.claims(ll.experiment_runs(no_s4)), {"final": good}, cfg=no_s4)}
+    assert rows["LL-1"]["measurable"] is False and "has no sudoku4" in rows["LL-2"]["note"]
+    assert rows["LL-3"]["verdict"] == rows["LL-6"]["verdict"] == "not replicated"
     # a run the configuration asks for but the results lack is an error naming it
     with pytest.raises(MissingResult, match=f"claim LL-1: missing '{s4}ntp_tau-0_mask-bidir'"):
         evaluate(an.claims(runs), {"final": good[good.run != f"{s4}ntp_tau-0_mask-bidir"]}, cfg=CFG)
