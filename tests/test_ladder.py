@@ -55,11 +55,13 @@ def test_rungs_are_cumulative_and_rung_zero_is_the_base_block():
 
 def test_a_finished_rungs_wall_time_is_kept_when_it_is_called_again(tmp_path):
     """Calling a finished rung again (say, to refresh a figure) appends to walls.jsonl but keeps the
-    wall time of the call that finished it; a rung whose first call failed takes the next one's."""
-    lad.record_wall(tmp_path, {"rc": 1, "wall_s": 50.0})
-    lad.record_wall(tmp_path, {"rc": 0, "wall_s": 1500.0})
-    lad.record_wall(tmp_path, {"rc": 0, "wall_s": 9.0})
-    assert json.loads((tmp_path / "wall.json").read_text())["wall_s"] == 1500.0
+    wall time up to the call that finished it; a rung whose first call failed (its training done, its
+    claims rule failing) counts that call too."""
+    lad.record_wall(tmp_path, {"rc": 1, "wall_s": 50.0, "cores": 2})
+    lad.record_wall(tmp_path, {"rc": 0, "wall_s": 1500.0, "cores": 1})
+    lad.record_wall(tmp_path, {"rc": 0, "wall_s": 9.0, "cores": 2})
+    wall = json.loads((tmp_path / "wall.json").read_text())
+    assert (wall["wall_s"], wall["calls"], wall["cores"]) == (1550.0, 2, 2)
     walls = [json.loads(line)["wall_s"] for line in (tmp_path / "walls.jsonl").read_text().splitlines()]
     assert walls == [50.0, 1500.0, 9.0]
 

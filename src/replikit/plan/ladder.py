@@ -278,15 +278,24 @@ def format_plan(rows: list[dict]) -> str:
 
 
 def record_wall(where: Path, record: dict) -> None:
-    """Every invocation of a rung is appended to `walls.jsonl`; `wall.json`, the wall time the summary
-    shows, keeps the first invocation that finished (rc 0), so a later call that only refreshes a
-    figure never replaces the rung's measured time."""
-    with open(where / "walls.jsonl", "a") as f:
+    """Every invocation of a rung is appended to `walls.jsonl`. `wall.json`, the wall time the summary
+    shows, is that of the calls up to and including the first that finished (rc 0), summed: a rung whose
+    first call failed (after its training, say) counts both calls, and a later call that only refreshes
+    a figure never changes it."""
+    log = where / "walls.jsonl"
+    with open(log, "a") as f:
         f.write(json.dumps(record) + "\n")
     wall = where / "wall.json"
     if wall.is_file() and json.loads(wall.read_text()).get("rc") == 0:
         return
-    wall.write_text(json.dumps(record, indent=1))
+    calls = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+    total = {
+        **record,
+        "wall_s": round(sum(c["wall_s"] for c in calls), 1),
+        "cores": max(c["cores"] for c in calls if "cores" in c) if any("cores" in c for c in calls) else None,
+        "calls": len(calls),
+    }
+    wall.write_text(json.dumps(total, indent=1))
 
 
 def run_rung(ladder: Ladder, rung: Rung, cores: int, extra: list[str]) -> int:

@@ -175,7 +175,7 @@ def _hours(ladder: Ladder) -> dict[int, dict]:
         wall = ladder.outdir(rung) / "wall.json"
         if wall.is_file():
             w = json.loads(wall.read_text())
-            out[rung.index].update(wall_s=w["wall_s"], cores=w["cores"], rc=w["rc"])
+            out[rung.index].update(wall_s=w["wall_s"], cores=w["cores"], rc=w["rc"], calls=w.get("calls", 1))
         job_s = 0.0
         for path in sorted((ladder.outdir(rung) / "results" / ladder.paper).rglob("metrics.json")):
             blob = path.read_bytes()
@@ -252,7 +252,9 @@ def rung_rows(record: dict) -> list[dict]:
         took = f"{h['measured_job_h']:.2f}" if "measured_job_h" in h else "—"
         if "measured_job_h" in h and not r["ran"]:  # jobs of a rung that was stopped or failed part-way
             took += " (partial: the rung did not finish)"
-        wall = f"{h['wall_s'] / 60:.0f} min ({h['cores']} cores)" if "wall_s" in h and r["ran"] else "not run"
+        calls = f", {h['calls']} calls" if h.get("calls", 1) > 1 else ""
+        ran = "wall_s" in h and r["ran"]
+        wall = f"{h['wall_s'] / 60:.0f} min ({h['cores']} cores{calls})" if ran else "not run"
         out.append({**r, "predicted": pred, "took": took, "wall": wall})
     return out
 
