@@ -14,7 +14,14 @@ from replikit.core import run_store
 from replikit.core.config import ConfigError, paper_file
 from replikit.plan import ladder as lad
 from replikit.plan.bill import load as plan_load
-from replikit.reporting.ladder_summary import PART_ALONE, claim_sentences, panels, sentence, table
+from replikit.reporting.ladder_summary import (
+    PART_ALONE,
+    claim_sentences,
+    panels,
+    sentence,
+    table,
+    tick_labels,
+)
 from tests.conftest import ROOT
 
 RAW = {
@@ -259,6 +266,15 @@ def test_an_equivalence_is_drawn_in_one_panel_coloured_by_the_claims_verdict():
     assert shown[0]["thresholds"] == [0.1, -0.1]
     assert [r["verdict"] for r in shown[0]["seq"]] == ["not replicated"]
     assert [p["seq"][0]["verdict"] for p in shown[1:]] == ["replicated", "inconclusive"]
+
+
+def test_neighbouring_rung_names_never_share_a_line_of_the_axis():
+    names = [r.name for r in lad.load("latent_lookahead", name="maze").rungs]
+    lines = [label.split("\n") for label in tick_labels(names)]
+    assert [line[0] for line in lines] == [str(i) for i in range(len(names))]
+    row = [len(line) - 1 for line in lines]  # the line each name sits on
+    assert len(names) == 8 and all(a != b for a, b in zip(row, row[1:], strict=False))
+    assert tick_labels(["default", "steps"]) == ["0\ndefault", "1\nsteps"]  # a short ladder: one line
 
 
 @pytest.mark.slow

@@ -354,6 +354,13 @@ def panels(rows: list[dict], claims: list[str]) -> list[dict]:
     return out
 
 
+def tick_labels(names: list[str]) -> list[str]:
+    """Each rung's index over its name; past 5 rungs every other name a line lower, so that
+    neighbours' names never overlap (the 8-rung maze ladder's did)."""
+    stagger = len(names) > 5
+    return [f"{i}\n" + ("\n" if stagger and i % 2 else "") + n for i, n in enumerate(names)]
+
+
 def figure(ladder: Ladder, rows: list[dict], out: Path) -> None:
     """Per claim part (the ladder's claims first), mean and interval per rung, coloured by verdict;
     an equivalence's bounds share a panel coloured by the claim's verdict (`panels`)."""
@@ -392,7 +399,7 @@ def figure(ladder: Ladder, rows: list[dict], out: Path) -> None:
             ax.axhline(paper[0], ls=":", c="#555555", lw=1.2)
             drew_paper = True
         ticks = [r.index for r in ladder.rungs]
-        ax.set_xticks(ticks, [f"{i}\n{names[i]}" for i in ticks], fontsize=6.5)
+        ax.set_xticks(ticks, tick_labels([names[i] for i in ticks]), fontsize=6.5)
         ax.set_xlim(-0.5, max(ticks) + 0.5)
         values = [v for r in seq for v in (r["mean"], r["ci_low"], r["ci_high"]) if v is not None]
         values += paper + panel["thresholds"]
