@@ -73,6 +73,11 @@ class Rung:
         return f"{self.index} {self.name}"
 
 
+def ladder_key(name: str = "") -> str:
+    """A ladder's key in its paper's config file: `ladder`, or `ladder_<name>` for another of its ladders."""
+    return f"{LADDER_KEY}_{name}" if name else LADDER_KEY
+
+
 @dataclass(frozen=True)
 class Ladder:
     paper: str
@@ -84,7 +89,7 @@ class Ladder:
     @property
     def key(self) -> str:
         """Its key in the paper's config file."""
-        return f"{LADDER_KEY}_{self.name}" if self.name else LADDER_KEY
+        return ladder_key(self.name)
 
     @property
     def ident(self) -> str:
@@ -113,7 +118,7 @@ _LADDER_KEYS = {"base", "seeds", "claims", "scope", "rungs"}
 
 def parse(paper: str, raw: dict, name: str = "") -> Ladder:
     """A ladder declaration (the `ladder:` or `ladder_<name>:` mapping of a paper's config file), checked."""
-    where = f"config/papers/{paper}.yaml `{LADDER_KEY}{'_' + name if name else ''}:`"
+    where = f"config/papers/{paper}.yaml `{ladder_key(name)}:`"
     if not isinstance(raw, dict):
         raise ConfigError(f"{where} must be a mapping (base, seeds, claims, scope, rungs)")
     extra = set(raw) - _LADDER_KEYS
@@ -166,7 +171,7 @@ def load(paper: str, path: str | Path | None = None, name: str = "") -> Ladder:
     if path is not None:
         return parse(paper, yaml.safe_load(Path(path).read_text()), name)
     blocks = paper_file(ROOT / "config" / "papers" / f"{paper}.yaml")
-    key = f"{LADDER_KEY}_{name}" if name else LADDER_KEY
+    key = ladder_key(name)
     if key not in blocks:
         have = ", ".join(k for k in blocks if is_ladder_key(k))
         raise ConfigError(
@@ -292,7 +297,7 @@ def record_wall(where: Path, record: dict) -> None:
     total = {
         **record,
         "wall_s": round(sum(c["wall_s"] for c in calls), 1),
-        "cores": max(c["cores"] for c in calls if "cores" in c) if any("cores" in c for c in calls) else None,
+        "cores": max(c.get("cores", 0) for c in calls) or None,
         "calls": len(calls),
     }
     wall.write_text(json.dumps(total, indent=1))
