@@ -73,6 +73,16 @@ def test_a_finished_rungs_wall_time_is_kept_when_it_is_called_again(tmp_path):
     assert walls == [50.0, 1500.0, 9.0]
 
 
+def test_a_call_before_the_rung_changed_is_not_in_its_wall_time(tmp_path):
+    """A rung changed after a call (its `changed:`, so another rung.yaml) counts only the calls of the
+    configuration that finished it: the earlier call trained other runs."""
+    lad.record_wall(tmp_path, {"rc": 1, "wall_s": 1977.0, "cores": 2, "config": "before"})
+    lad.record_wall(tmp_path, {"rc": 1, "wall_s": 60.0, "cores": 2, "config": "after"})
+    lad.record_wall(tmp_path, {"rc": 0, "wall_s": 5000.0, "cores": 2, "config": "after"})
+    wall = json.loads((tmp_path / "wall.json").read_text())
+    assert (wall["wall_s"], wall["calls"]) == (5060.0, 2)
+
+
 @pytest.mark.parametrize(
     "bad, says",
     [

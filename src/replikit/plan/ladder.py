@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import hashlib
 import json
 import subprocess
 import sys
@@ -286,7 +287,8 @@ def record_wall(where: Path, record: dict) -> None:
     """Every invocation of a rung is appended to `walls.jsonl`. `wall.json`, the wall time the summary
     shows, is that of the calls up to and including the first that finished (rc 0), summed: a rung whose
     first call failed (after its training, say) counts both calls, and a later call that only refreshes
-    a figure never changes it."""
+    a figure never changes it. Only calls of the same rung configuration count (`config`, the digest of
+    its rung.yaml): a call made before the rung was changed (its `changed:`) trained other runs."""
     log = where / "walls.jsonl"
     with open(log, "a") as f:
         f.write(json.dumps(record) + "\n")
@@ -294,6 +296,7 @@ def record_wall(where: Path, record: dict) -> None:
     if wall.is_file() and json.loads(wall.read_text()).get("rc") == 0:
         return
     calls = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+    calls = [c for c in calls if c.get("config") == record.get("config")]
     total = {
         **record,
         "wall_s": round(sum(c["wall_s"] for c in calls), 1),
@@ -333,6 +336,7 @@ def run_rung(ladder: Ladder, rung: Rung, cores: int, extra: list[str]) -> int:
         "wall_s": round(time.time() - start, 1),
         "finished": time.strftime("%Y-%m-%d %H:%M:%S"),
         "cores": cores,
+        "config": hashlib.sha256(cfg.read_bytes()).hexdigest()[:16],
     }
     if "-n" not in extra and "--dry-run" not in extra:
         record_wall(ladder.outdir(rung), record)
