@@ -280,7 +280,7 @@ def markdown(record: dict) -> str:
         "|---|---|---|---|---|---|---|---|",
     ]
     for r in rung_rows(record):
-        why = r["reason"] + (f" **Changed after its result:** {r['changed']}" if r["changed"] else "")
+        why = r["reason"] + (f" **Changed:** {r['changed']}" if r["changed"] else "")
         lines.append(
             f"| {r['index']} {r['name']} | {r['knob']} | {_cell(why)} | {_cell(r['budget_reason'] or '—')} | "
             f"{len(r['seeds'])} | {r['predicted']} | {r['took']} | {r['wall']} |"
