@@ -285,3 +285,25 @@ def test_a_timed_plan_adds_start_up_and_steps_and_leaves_long_steps_untimed(smal
     assert all(j.cpu_timed_hours is None for j in pl.plan(small_config, {}, peaks))
     with pytest.raises(pl.PlanError, match="CPU"):
         pl.plan(small_config, {}, {"H100": pl.ACCELERATORS["H100"]}, timed=True)
+
+
+def test_a_cpu_job_is_priced_as_the_cpu_runs_it():
+    """Latent lookahead's `auto` switches turn the KV cache on only on CUDA. So at `auto` a lookahead
+    job's CPU hours price the recomputing reference step that a CPU job runs (several times the cached
+    step's FLOPs on 5x5 mazes at tau 8), and its GPU hours the cached step. With the cache asked for
+    (`kv_cache: true`), both price the cached step. The GPU hours are the same either way, and so are
+    an NTP job's (no rollout)."""
+    scope = {"tasks": ["maze"], "tau_scaling": {"run": False}, "ablation": {"run": False},
+             "training": {"maze": {"tau": 8, "epochs": 1}}}
+    peaks = pl.with_cpu(1e11)
+
+    def hours(performance: dict) -> dict[str, dict[str, float]]:
+        config = pl.load([], {"papers": ["latent_lookahead"],
+                              "latent_lookahead": {**scope, "performance": performance}})
+        return {j.run.split("_")[2]: j.hours for j in pl.plan(config, {}, peaks) if j.seed == 0}
+
+    auto, cached = hours({}), hours({"kv_cache": True})
+    assert auto["method-lookahead"]["CPU"] > 2 * cached["method-lookahead"]["CPU"]
+    for method in ("method-lookahead", "method-ntp"):
+        assert auto[method]["H100"] == pytest.approx(cached[method]["H100"])
+    assert auto["method-ntp"]["CPU"] == pytest.approx(cached["method-ntp"]["CPU"])

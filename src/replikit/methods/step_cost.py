@@ -94,12 +94,19 @@ NUM_CLASSES = 10
 
 @dataclass(frozen=True)
 class Piece:
-    """`steps` steps of the step `build` makes; `key` names its shapes (equal keys, equal cost)."""
+    """`steps` steps of the step `build` makes; `key` names its shapes (equal keys, equal cost).
+    `cpu_build`: the step as a job on the CPU runs it, where that differs from a GPU job's (switches
+    that `auto` turns on only on CUDA, bf16 autocast that the CPU runs without); None: `build`."""
 
     key: tuple
     build: Builder
     steps: int
     bf16: bool = False  # matrix products under bf16 autocast on a GPU
+    cpu_build: Builder | None = None
+
+    def on_cpu(self) -> tuple[tuple, Builder]:
+        """The key and the builder of the step a CPU job runs."""
+        return ((*self.key, "cpu"), self.cpu_build) if self.cpu_build else (self.key, self.build)
 
 
 @dataclass(frozen=True)

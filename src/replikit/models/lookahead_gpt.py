@@ -164,13 +164,15 @@ def rollout(model: LookaheadGPT, idx: torch.Tensor, anchors: list[int], tau: int
     Pass j sees the visible tokens up to the last anchor and the j - 1 latents filled so far
     of every thought. Visible tokens do not attend to latents during the rollout, so each
     thought's latents equal those of a separate sequential rollout (`naive_rollout`); they do
-    in `final_pass`. Gradients flow through the whole rollout."""
+    in `final_pass`. Gradients flow through the whole rollout. Every pass's largest position is
+    known from Python ints (as in `final_pass`), so no pass waits for the device to read it and the
+    function also runs on fake tensors (the plan's step counter)."""
     B, n = idx.shape
     K = len(anchors)
     pos, mask = thought_layout(n, anchors, tau, bidirectional, idx.device)
     keep = max(anchors) + 1
     emb = model.wte(idx[:, :keep])
-    h = model.hidden(emb, pos[:keep], mask[:keep, :keep])
+    h = model.hidden(emb, pos[:keep], mask[:keep, :keep], keep - 1)
     z = [h[:, anchors]]  # (B, K, d) per step
     base = torch.arange(K, device=idx.device)[:, None] * tau
     for j in range(1, tau):
@@ -179,7 +181,7 @@ def rollout(model: LookaheadGPT, idx: torch.Tensor, anchors: list[int], tau: int
         lat = torch.stack(z, dim=2).flatten(1, 2)  # (B, K * j, d), thought-major like `sel`
         m = mask[sel][:, sel]
         m[:keep, keep:] = False  # visible states stay those of the plain causal pass
-        h = model.hidden(torch.cat([emb, lat], dim=1), pos[sel], m)
+        h = model.hidden(torch.cat([emb, lat], dim=1), pos[sel], m, max(keep - 1, max(anchors) + j))
         z.append(h[:, keep + torch.arange(K, device=idx.device) * j + (j - 1)])
     return torch.stack(z, dim=2)
 
@@ -192,7 +194,8 @@ def final_pass(model: LookaheadGPT, idx: torch.Tensor, anchors: list[int], z: to
     B, n = idx.shape
     K, tau = z.shape[1], z.shape[2]
     pos, mask = thought_layout(n, anchors, tau, bidirectional, idx.device)
-    h = model.hidden(torch.cat([model.wte(idx), z.flatten(1, 2)], dim=1), pos, mask)
+    h = model.hidden(torch.cat([model.wte(idx), z.flatten(1, 2)], dim=1), pos, mask,
+                     max(n - 1, max(anchors) + tau))
     first = n + torch.arange(K, device=idx.device) * tau
     vis = h[:, :n].clone()
     vis[:, anchors] = h[:, first]

@@ -494,7 +494,9 @@ def task_lengths(task: str, data: dict) -> tuple[int, int]:
 def cost(cfg: dict, run: str):
     """The plan's cost model of one training job (`replikit.plan.bill`): epochs * floor(n_train / batch)
     steps, n_train from the task's split fractions; sequences at the longest prompt and answer the
-    task's generator can make (`task_lengths`, an upper bound)."""
+    task's generator can make (`task_lengths`, an upper bound). The step is the one a CUDA run takes
+    (switches `auto` resolved on CUDA, bf16 autocast as configured); a CPU job's step (`cpu_build`)
+    resolves them on the CPU (at `auto`: the recomputing reference rollout, no fused Adam) in fp32."""
     import torch
 
     from replikit.core.training import make_optimizer
@@ -510,12 +512,13 @@ def cost(cfg: dict, run: str):
     P, A = task_lengths(spec.task, data)
     tau = 0 if spec.method == "ntp" else (A if spec.tau == "A" else int(spec.tau))
     perf = performance(cfg, torch.device("cuda"), tau)
+    cpu_perf = performance(cfg, torch.device("cpu"), tau)
     b = min(t["batch_size"], n)
     bf16 = bool(cfg["bf16"])
 
-    def setup() -> Setup:
-        """latent_lookahead.Run.method_loss with the switches a CUDA run resolves (KV cache, fused
-        Adam, checkpointed rollout above tau 32); bf16 autocast emulated with CPU autocast."""
+    def setup(perf: dict = perf, bf16: bool = bf16) -> Setup:
+        """latent_lookahead.Run.method_loss with the switches `perf` (KV cache, fused Adam,
+        checkpointed rollout); bf16 autocast emulated with CPU autocast."""
         model = fake_module(lambda: lg.LookaheadGPT(lg.GPTConfig(
             vocab_size=pl.VOCAB_SIZE, block_size=m["block_size"], n_layer=m["n_layer"], n_head=m["n_head"],
             n_embd=m["n_embd"], dropout=t["dropout"])))
@@ -539,12 +542,16 @@ def cost(cfg: dict, run: str):
 
         return Setup(model, loss, opt, [prompts, answers, *tests])
 
-    key = ("ll", str(m), spec.method, tau, spec.mask, P, A, b, n, t["dropout"], str(perf), bf16)
+    def cpu_setup() -> Setup:
+        return setup(cpu_perf, False)
+
+    key = ("ll", str(m), spec.method, tau, spec.mask, P, A, b, n, t["dropout"], str(perf), str(cpu_perf), bf16)
     steps = t["epochs"] * batches_per_epoch(n, b)
     setting = f"latent_lookahead.training.{spec.task}.batch_size"
     if spec.method == "lookahead" and not perf["checkpoint_rollout"]:
         setting += " (or latent_lookahead.performance.checkpoint_rollout: true)"
-    return JobPlan([Piece(key, setup, steps, bf16)], f"epochs {t['epochs']} x floor({n}/{b})", setting)
+    piece = Piece(key, setup, steps, bf16, cpu_setup if cpu_perf != perf or bf16 else None)
+    return JobPlan([piece], f"epochs {t['epochs']} x floor({n}/{b})", setting)
 
 
 SPEC = Paper(

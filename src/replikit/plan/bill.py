@@ -128,16 +128,21 @@ def step_seconds(cost: StepCost, bf16: bool, peaks: dict[str, float], utilisatio
     return max(compute / utilisation, cost.ops * launch_s)
 
 
-def _counted(jp: JobPlan, costs: dict[tuple, StepCost], log) -> list[tuple[StepCost, Piece]]:
-    """Each piece of a job with its step's cost, counting the steps not counted yet."""
+def _counted(jp: JobPlan, costs: dict[tuple, StepCost], log,
+             cpu: bool = False) -> list[tuple[StepCost, Piece]]:
+    """Each piece of a job with its step's cost, counting the steps not counted yet; `cpu`: the step
+    as a CPU job runs it (`Piece.on_cpu`)."""
+    out = []
     for piece in jp.pieces:
-        if piece.key not in costs:
+        key, build = piece.on_cpu() if cpu else (piece.key, piece.build)
+        if key not in costs:
             start = time.perf_counter()
-            costs[piece.key] = measure_step(piece.build)
+            costs[key] = measure_step(build)
             if log:
-                print(f"counted a step ({piece.key[0]}) in {time.perf_counter() - start:.1f} s", file=log,
-                      flush=True)
-    return [(costs[p.key], p) for p in jp.pieces]
+                print(f"counted a step ({key[0]}{', CPU' if key != piece.key else ''}) in "
+                      f"{time.perf_counter() - start:.1f} s", file=log, flush=True)
+        out.append((costs[key], piece))
+    return out
 
 
 def priced_stage(paper):
@@ -166,23 +171,25 @@ MAX_TIMED_STEP_S = 10.0  # `timed`: a step the model prices above this on the CP
 def _timed_cpu_hours(name: str, parts: list[tuple[StepCost, Piece]], peaks: dict[str, dict[str, float]],
                      utilisation: float, launch_s: float, timings: dict, max_step_s: float,
                      log) -> float | None:
-    """One job's CPU hours from timed real steps (one thread; each distinct step timed once) and its
-    process start-up; None when a step is priced above `max_step_s` by the model (too long to time)."""
+    """One job's CPU hours from timed real steps (one thread; each distinct step timed once, as a CPU
+    job runs it) and its process start-up; None when a step is priced above `max_step_s` by the model
+    (too long to time). `parts`: the job's pieces with their CPU step costs."""
     if ("startup", name) not in timings:
         timings[("startup", name)] = job_startup_seconds(f"replikit.papers.{name}")
     seconds = timings[("startup", name)]
     for cost, piece in parts:
-        if piece.key not in timings:
+        key, build = piece.on_cpu()
+        if key not in timings:
             modelled = step_seconds(cost, False, peaks["CPU"], utilisation, launch_s)
-            timings[piece.key] = time_step(piece.build) if modelled <= max_step_s else None
+            timings[key] = time_step(build) if modelled <= max_step_s else None
             if log:
-                took = timings[piece.key]
-                print(f"timed a step ({piece.key[0]}): "
+                took = timings[key]
+                print(f"timed a step ({key[0]}): "
                       + (f"{took:.4f} s" if took is not None else f"not timed, modelled {modelled:.1f} s"),
                       file=log, flush=True)
-        if timings[piece.key] is None:
+        if timings[key] is None:
             return None
-        seconds += timings[piece.key] * piece.steps
+        seconds += timings[key] * piece.steps
     return seconds / 3600
 
 
@@ -214,13 +221,15 @@ def plan(config: dict, requests: dict[str, object], peaks: dict[str, dict[str, f
         for run in paper.runs_of(cfg):
             jp = planner(name)(cfg, run)
             parts = _counted(jp, costs, log)
+            cpu_parts = _counted(jp, costs, log, cpu=True) if "CPU" in peaks else parts
             steps = sum(p.steps for _, p in parts)
             flops = sum(c.flops * p.steps for c, p in parts)
             hours = {acc: sum(step_seconds(c, p.bf16, pk, utilisation, launch_s) * p.steps
-                              for c, p in parts) / 3600 for acc, pk in peaks.items()}
+                              for c, p in (cpu_parts if acc == "CPU" else parts)) / 3600
+                     for acc, pk in peaks.items()}
             peak = max(c.peak_bytes for c, _ in parts)
             ops = sum(c.ops * p.steps for c, p in parts) / steps
-            timed_hours = (_timed_cpu_hours(name, parts, peaks, utilisation, launch_s, timings,
+            timed_hours = (_timed_cpu_hours(name, cpu_parts, peaks, utilisation, launch_s, timings,
                                             max_timed_step_s, log) if timed else None)
             for seed in paper.seeds(cfg, config["seeds"]):
                 request = request_of(requests, rule, run, seed)
