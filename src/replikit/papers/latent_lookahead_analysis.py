@@ -545,7 +545,8 @@ def cost(cfg: dict, run: str):
     def cpu_setup() -> Setup:
         return setup(cpu_perf, False)
 
-    key = ("ll", str(m), spec.method, tau, spec.mask, P, A, b, n, t["dropout"], str(perf), str(cpu_perf), bf16)
+    key = ("ll", str(m), spec.method, tau, spec.mask, P, A, b, n, t["dropout"], str(perf), str(cpu_perf),
+           bf16)
     steps = t["epochs"] * batches_per_epoch(n, b)
     setting = f"latent_lookahead.training.{spec.task}.batch_size"
     if spec.method == "lookahead" and not perf["checkpoint_rollout"]:
