@@ -70,3 +70,16 @@ def test_prepare_sets_the_evaluation_interval_that_train_uses(tmp_path):
     dc.train_one(tmp_path, "ntp", 0, time.time() + 3600, log)
     epochs = [json.loads(line)["epoch"] for line in log.read_text().splitlines()]
     assert epochs == list(range(check["ll"]["cfg"]["training"]["epochs"] + 1))
+
+
+@pytest.mark.slow
+def test_run_trains_the_arms_of_every_folder_at_once_each_into_its_own_file(folder, tmp_path):
+    other = tmp_path / "other_rung"
+    dc.prepare(other, ("config/smoke.yaml",), eval_every=1)
+    out = tmp_path / "out"
+    dc.run_all(folder, out, deadline_s=0, steps=0, methods=("ntp",), also=(other,))  # past the deadline
+    for path, every in ((out / "ll.json", 30), (out / "other_rung" / "ll.json", 1)):
+        got = json.loads(path.read_text())
+        assert got["eval_every_epochs"] == every  # each folder's own settings
+        assert sorted((r["method"], r["seed"]) for r in got["runs"]) == [("ntp", s) for s in dc.LL_SEEDS]
+        assert all(r["returncode"] == 0 and [h["epoch"] for h in r["history"]] == [0] for r in got["runs"])

@@ -326,11 +326,17 @@ def time_steps(folder: Path, out: Path, steps: int, kernels: bool = False, graph
     (out / "step.json").write_text(json.dumps(step, indent=1, default=str))
 
 
+def _rows(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
 def run_all(folder: Path, out: Path, deadline_s: float, steps: int,
             methods: tuple[str, ...] = ("ntp", "pause", "lookahead"), kernels: bool = False,
-            graphs: bool = False) -> None:
+            graphs: bool = False, also: tuple[Path, ...] = ()) -> None:
     """Steps timed (in a process of its own, so that no GPU context is open when MPS starts), then
-    the arms trained at once until the deadline (seconds from now)."""
+    the arms trained at once until the deadline (seconds from now). The arms of each folder in `also`
+    (another prepared folder, e.g. another ladder rung) train at the same time, under the same MPS
+    daemon, into OUT/<its name>/ll.json."""
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.time()
     log = (out / "log.txt").open("a")
@@ -343,31 +349,34 @@ def run_all(folder: Path, out: Path, deadline_s: float, steps: int,
         print(f"steps timed in {time.time() - t0:.0f} s", file=log, flush=True)
 
     mps = torch.cuda.is_available() and start_mps(log)
-    logs = Path("/tmp/ll_logs")
-    logs.mkdir(exist_ok=True)
     deadline = t0 + deadline_s
+    targets = [(folder, out)] + [(f, out / f.name) for f in also]
     procs = {}
-    for method in methods:
-        for seed in LL_SEEDS:
-            path = logs / f"{method}_{seed}.jsonl"
-            path.unlink(missing_ok=True)
-            procs[(method, seed)] = (path, subprocess.Popen(
-                [*me, "train", str(folder), method, str(seed), "--deadline", str(deadline),
-                 "--log", str(path)],
-                stdout=log, stderr=log, env={**os.environ, "OMP_NUM_THREADS": "1"}))
+    for i, (src, _) in enumerate(targets):
+        logs = Path(f"/tmp/ll_logs/{i}")
+        logs.mkdir(parents=True, exist_ok=True)
+        for method in methods:
+            for seed in LL_SEEDS:
+                path = logs / f"{method}_{seed}.jsonl"
+                path.unlink(missing_ok=True)
+                procs[(i, method, seed)] = (path, subprocess.Popen(
+                    [*me, "train", str(src), method, str(seed), "--deadline", str(deadline),
+                     "--log", str(path)],
+                    stdout=log, stderr=log, env={**os.environ, "OMP_NUM_THREADS": "1"}))
     for _, proc in procs.values():
         try:
             proc.wait(timeout=max(1.0, deadline + 90 - time.time()))
         except subprocess.TimeoutExpired:
             proc.kill()
-    runs = [{"method": m, "seed": s, "returncode": p.returncode,
-             "history": [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []}
-            for (m, s), (path, p) in procs.items()]
-    check = json.loads((folder / "check.json").read_text())
-    (out / "ll.json").write_text(json.dumps({
-        "settings": check["ll"]["cfg"], "configs": check["ll"].get("configs"), "mps": mps,
-        "device": torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu",
-        "eval_every_epochs": check["ll"].get("eval_every", LL_EVAL_EPOCHS), "runs": runs}, indent=1))
+    for i, (src, dest) in enumerate(targets):
+        runs = [{"method": m, "seed": s, "returncode": p.returncode, "history": _rows(path)}
+                for (j, m, s), (path, p) in procs.items() if j == i]
+        check = json.loads((src / "check.json").read_text())
+        dest.mkdir(parents=True, exist_ok=True)
+        (dest / "ll.json").write_text(json.dumps({
+            "settings": check["ll"]["cfg"], "configs": check["ll"].get("configs"), "mps": mps,
+            "device": torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu",
+            "eval_every_epochs": check["ll"].get("eval_every", LL_EVAL_EPOCHS), "runs": runs}, indent=1))
     print(f"done in {time.time() - t0:.0f} s", file=log, flush=True)
 
 
@@ -431,6 +440,9 @@ def main(argv: list[str] | None = None) -> None:
                    help="time only the cold-posterior batched step's cuDNN variants and top kernels")
     r.add_argument("--graphs", action="store_true",
                    help="time only the cold-posterior steps, eager against one CUDA graph replayed")
+    r.add_argument("--also", type=Path, action="append", default=[],
+                   help="another prepared folder whose arms train at the same time, into OUT/<its name>/ "
+                   "(repeatable)")
     st = sub.add_parser("steps", help="time the steps against the plan (started by run)")
     st.add_argument("folder", type=Path)
     st.add_argument("out", type=Path)
@@ -450,7 +462,8 @@ def main(argv: list[str] | None = None) -> None:
     if a.cmd == "prepare":
         prepare(a.folder, tuple(a.config or ["config/paper.yaml"]), a.eval_every)
     elif a.cmd == "run":
-        run_all(a.folder, a.out, a.deadline, a.steps, tuple(a.methods.split(",")), a.kernels, a.graphs)
+        run_all(a.folder, a.out, a.deadline, a.steps, tuple(a.methods.split(",")), a.kernels, a.graphs,
+                tuple(a.also))
     elif a.cmd == "summary":
         print(summary(a.files, [int(x) for x in a.steps.split(",")]))
     elif a.cmd == "steps":
