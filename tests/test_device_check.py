@@ -83,3 +83,9 @@ def test_run_trains_the_arms_of_every_folder_at_once_each_into_its_own_file(fold
         assert got["eval_every_epochs"] == every  # each folder's own settings
         assert sorted((r["method"], r["seed"]) for r in got["runs"]) == [("ntp", s) for s in dc.LL_SEEDS]
         assert all(r["returncode"] == 0 and [h["epoch"] for h in r["history"]] == [0] for r in got["runs"])
+
+
+def test_two_extra_folders_of_one_name_are_refused_before_anything_runs(folder, tmp_path):
+    with pytest.raises(SystemExit, match="distinct names"):
+        dc.run_all(folder, tmp_path / "out", 0, 0, ("ntp",), also=(tmp_path / "a/x", tmp_path / "b/x"))
+    assert not (tmp_path / "out").exists()

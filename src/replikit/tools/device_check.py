@@ -33,6 +33,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -337,6 +338,10 @@ def run_all(folder: Path, out: Path, deadline_s: float, steps: int,
     the arms trained at once until the deadline (seconds from now). The arms of each folder in `also`
     (another prepared folder, e.g. another ladder rung) train at the same time, under the same MPS
     daemon, into OUT/<its name>/ll.json."""
+    names = [f.name for f in also]
+    if len(set(names)) < len(names):
+        raise SystemExit(f"--also folders need distinct names (each trains into OUT/<its name>/): {names}; "
+                         "rename one")
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.time()
     log = (out / "log.txt").open("a")
@@ -353,12 +358,10 @@ def run_all(folder: Path, out: Path, deadline_s: float, steps: int,
     targets = [(folder, out)] + [(f, out / f.name) for f in also]
     procs = {}
     for i, (src, _) in enumerate(targets):
-        logs = Path(f"/tmp/ll_logs/{i}")
-        logs.mkdir(parents=True, exist_ok=True)
+        logs = Path(tempfile.mkdtemp(prefix=f"ll_logs_{i}_"))  # its own, so two calls never mix
         for method in methods:
             for seed in LL_SEEDS:
                 path = logs / f"{method}_{seed}.jsonl"
-                path.unlink(missing_ok=True)
                 procs[(i, method, seed)] = (path, subprocess.Popen(
                     [*me, "train", str(src), method, str(seed), "--deadline", str(deadline),
                      "--log", str(path)],
