@@ -328,7 +328,8 @@ def time_steps(folder: Path, out: Path, steps: int, kernels: bool = False, graph
     (out / "step.json").write_text(json.dumps(step, indent=1, default=str))
 
 
-def _rows(path: Path) -> list[dict]:
+def _jsonl_rows(path: Path) -> list[dict]:
+    """The JSON lines a `train` process logged (none when it never started)."""
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
@@ -373,7 +374,7 @@ def run_all(folder: Path, out: Path, deadline_s: float, steps: int,
         except subprocess.TimeoutExpired:
             proc.kill()
     for i, (src, dest) in enumerate(targets):
-        runs = [{"method": m, "seed": s, "returncode": p.returncode, "history": _rows(path)}
+        runs = [{"method": m, "seed": s, "returncode": p.returncode, "history": _jsonl_rows(path)}
                 for (j, m, s), (path, p) in procs.items() if j == i]
         check = json.loads((src / "check.json").read_text())
         dest.mkdir(parents=True, exist_ok=True)
