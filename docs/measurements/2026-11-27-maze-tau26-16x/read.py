@@ -5,6 +5,8 @@
 Prints, per arm, each seed's held-out exact match at steps 7,168 and 14,336 (and rung 2's at 7,168,
 the prefix check), the change with its mean and 95 % t-interval, the training loss of the last
 interval at both steps and its relative drop over the last quarter, and lookahead - NTP at 14,336.
+It also draws both arms' held-out exact match and training loss against steps (the pipeline's
+training-curves figure, which would otherwise train pause too) into FIGURE.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from replikit.papers.latent_lookahead import RunSpec
+from replikit.papers.latent_lookahead_analysis import figure_training_curves, load_histories
 from replikit.scoring.stats import t_interval
 
 LADDER = Path("results/ladder/latent_lookahead.maze")
@@ -20,6 +24,7 @@ RUNG2 = LADDER / "tau_answer/results/latent_lookahead/runs"
 ARMS = {"lookahead": "train_task-maze_method-lookahead_tau-A_mask-bidir",
         "ntp": "train_task-maze_method-ntp_tau-0_mask-bidir"}
 SEEDS = range(5)
+FIGURE = LADDER / "control_tau26_16x/results/latent_lookahead/figures/training_curves_16x.png"
 MID, END, QUARTER = 7168, 14336, 10752
 
 
@@ -64,6 +69,11 @@ def main() -> None:
             for r in history(CHECK, run, 0) if r["step"] % 1792 == 0))
     diff = [a - b for a, b in zip(final["lookahead"], final["ntp"], strict=True)]
     print("lookahead - NTP at 14,336:", ", ".join(f"{d:+.3f}" for d in diff), "->", ci(diff))
+    paths = [CHECK / run / f"seed{seed}" / "metrics.json" for run in ARMS.values() for seed in SEEDS]
+    FIGURE.parent.mkdir(parents=True, exist_ok=True)
+    figure_training_curves(load_histories(paths), [RunSpec.parse(run) for run in ARMS.values()], FIGURE,
+                           "default (maze rung 2, 2x the steps: a check outside the ladder)")
+    print("figure:", FIGURE)
 
 
 if __name__ == "__main__":
