@@ -283,7 +283,7 @@ def test_neighbouring_rung_names_never_share_a_line_of_the_axis():
     lines = [label.split("\n") for label in tick_labels(names)]
     assert [line[0] for line in lines] == [str(i) for i in range(len(names))]
     row = [len(line) - 1 for line in lines]  # the line each name sits on
-    assert len(names) == 8 and all(a != b for a, b in zip(row, row[1:], strict=False))
+    assert len(names) == 9 and all(a != b for a, b in zip(row, row[1:], strict=False))
     assert tick_labels(["default", "steps"]) == ["0\ndefault", "1\nsteps"]  # a short ladder: one line
 
 
@@ -357,6 +357,35 @@ def test_a_two_rung_ladder_end_to_end(tmp_path):
     assert "## Ladder" in (tmp_path / "index.md").read_text()
     html = (tmp_path / "index.html").read_text()
     assert 'id="ladder"' in html and "along the ladder" in html
+
+
+def test_a_rung_inserted_after_the_plan_never_takes_a_neighbours_prediction(tmp_path, monkeypatch):
+    """plan.json rows are matched to rungs by name: after a rung is inserted, the rungs after it keep
+    their own predictions (under their new index), the new rung has none until it is planned, and
+    planning it adds its row without touching the others."""
+    from replikit.reporting.ladder_summary import _hours
+
+    monkeypatch.chdir(tmp_path)
+    old = lad.parse("latent_lookahead", RAW)
+    inserted = {"name": "longer", "knob": "steps", "reason": "r",
+                "set": {"training": {"sudoku4": {"epochs": 8}}}}
+    new = lad.parse("latent_lookahead", {**RAW, "rungs": [RAW["rungs"][0], inserted, RAW["rungs"][1]]})
+    assert [r.name for r in new.rungs] == ["smoke", "more_steps", "longer", "wider"]
+
+    def row(rung: lad.Rung, hours: float) -> dict:
+        return {"rung": rung.index, "name": rung.name, "cpu_hours": hours, "gpu_hours": {"H100": hours / 100}}
+
+    kept = [row(r, h) for r, h in zip(old.rungs, (0.1, 0.2, 0.3), strict=True)]
+    plan = tmp_path / "results/ladder/latent_lookahead/plan.json"
+    plan.parent.mkdir(parents=True)
+    plan.write_text(json.dumps(kept))
+    predicted = {i: h.get("predicted_cpu_h") for i, h in _hours(new).items()}
+    assert predicted == {0: 0.1, 1: 0.2, 2: None, 3: 0.3}
+
+    merged = lad.merge_plans(new, kept, [row(new.rungs[2], 0.9)])
+    assert [(r["rung"], r["name"], r["cpu_hours"]) for r in merged] == [
+        (0, "smoke", 0.1), (1, "more_steps", 0.2), (2, "longer", 0.9), (3, "wider", 0.3)]
+    assert lad.merge_plans(old, merged, []) == kept  # a rung no longer declared is dropped
 
 
 def test_the_plan_table_shows_timed_hours_only_when_timed():

@@ -256,6 +256,18 @@ def plan_rungs(ladder: Ladder, rungs: list[Rung], timed: bool = False) -> list[d
     return out
 
 
+def merge_plans(ladder: Ladder, kept: list[dict], rows: list[dict]) -> list[dict]:
+    """plan.json after planning `rows`: each rung's newest plan, matched by name, so a rung inserted
+    into the ladder after others were planned never takes another's prediction; every row gets its
+    rung's current index, and a rung no longer in the ladder is dropped."""
+    index = {r.name: r.index for r in ladder.rungs}
+    planned = {r["name"] for r in rows}
+    merged = [r for r in kept if r.get("name") not in planned] + rows
+    return sorted(
+        [{**r, "rung": index[r["name"]]} for r in merged if r.get("name") in index], key=lambda r: r["rung"]
+    )
+
+
 def _job_config(config: dict, paper: str, run: str) -> str:
     """What defines a training job of `run` (the rule's cfg param), as the run store keys it."""
     from replikit.papers.registry import get
@@ -381,9 +393,7 @@ def main(argv: list[str] | None = None) -> int:
         rows = plan_rungs(ladder, rungs, timed=args.timed)
         out = ladder.outdir(ladder.rungs[0]).parent / "plan.json"
         kept = json.loads(out.read_text()) if out.is_file() else []  # other rungs' earlier plans stay
-        planned = {r["rung"] for r in rows}
-        merged = sorted([r for r in kept if r["rung"] not in planned] + rows, key=lambda r: r["rung"])
-        out.write_text(json.dumps(merged, indent=1))
+        out.write_text(json.dumps(merge_plans(ladder, kept, rows), indent=1))
         print(format_plan(rows))
         print(
             f"CPU: {rows[0]['cpu_gflops_measured']:.1f} GFLOP/s measured (1 thread, fp32 matmul) at the "

@@ -161,15 +161,17 @@ def _fmt(x: float | None) -> str:
 
 
 def _hours(ladder: Ladder) -> dict[int, dict]:
-    """Per rung: predicted CPU hours (plan.json) and measured wall seconds (wall.json)."""
+    """Per rung: predicted CPU hours (plan.json) and measured wall seconds (wall.json). A plan row is
+    matched to its rung by name (by index only in a row without one), so a rung inserted after the
+    plan was written shows no prediction rather than its neighbour's."""
     out: dict[int, dict] = {r.index: {} for r in ladder.rungs}
+    index = {r.name: r.index for r in ladder.rungs}
     plan = ladder.outdir(ladder.rungs[0]).parent / "plan.json"
     if plan.is_file():
         for row in json.loads(plan.read_text()):
-            if row["rung"] in out:
-                out[row["rung"]].update(
-                    predicted_cpu_h=row["cpu_hours"], predicted_h100_h=row["gpu_hours"]["H100"]
-                )
+            at = index.get(row["name"]) if "name" in row else row["rung"]
+            if at in out:
+                out[at].update(predicted_cpu_h=row["cpu_hours"], predicted_h100_h=row["gpu_hours"]["H100"])
     seen: set[str] = set()  # a run copied from the run store counts at the rung that trained it
     for rung in ladder.rungs:
         wall = ladder.outdir(rung) / "wall.json"
