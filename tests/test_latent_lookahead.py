@@ -489,3 +489,29 @@ def test_training_curves_draw_each_arms_loss_and_lookaheads_two_terms(tmp_path):
     assert any("next-token term" in t for t in labels) and any("latent term" in t for t in labels)
     assert loss_ax.get_yscale() == "log"
     plt.close("all")
+
+
+def test_long_runs_step_labels_stay_apart_and_the_legend_names_only_drawn_arms(tmp_path):
+    """At 14,336 steps the step axis has at most 5 ticks written "14k" (they used to run together as
+    "100001200014000"), and a figure of two arms lists those two in its legend, not a third."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from replikit.papers import latent_lookahead_analysis as la
+
+    specs = [s for s in ll.method_runs("maze", 4) if s.method in ("ntp", "lookahead")]
+    hist = pd.DataFrame([{"run": s.name, "seed": seed, "task": "maze", "method": s.method, "tau": 4,
+                          "mask": "bidir", "step": step, "exact_match": 0.5, "train_loss": 1.0}
+                         for s in specs for seed in range(2) for step in range(0, 14337, 896)])
+    drawn = {}
+    real_save = la.plotting.save
+    la.plotting.save = lambda fig, *a, **k: (drawn.setdefault("fig", fig), real_save(fig, *a, **k))
+    try:
+        la.figure_training_curves(hist, specs, tmp_path / "tc.png", "smoke")
+    finally:
+        la.plotting.save = real_save
+    top = drawn["fig"].axes[0]
+    ticks = [t for t in top.get_xticks() if 0 <= t <= 14336]
+    labels = [top.xaxis.get_major_formatter()(t, i) for i, t in enumerate(ticks)]
+    assert len(ticks) <= 6 and "12k" in labels and all(len(x) <= 4 for x in labels), labels
+    assert [t.get_text() for t in top.get_legend().get_texts()] == ["ntp", "lookahead"]

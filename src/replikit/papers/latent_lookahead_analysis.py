@@ -175,13 +175,14 @@ def figure_training_curves(hist: pd.DataFrame, specs: list[RunSpec], out: Path, 
     for i, task in enumerate(tasks):
         sub = df[df["task"] == task]
         top, bottom = axes[0, i], axes[1, i]
-        sns.lineplot(sub, x="step", y="exact_match_pct", hue="method", hue_order=list(METHOD_ORDER),
+        drawn = [m for m in METHOD_ORDER if m in set(sub["method"])]  # the legend names only these
+        sns.lineplot(sub, x="step", y="exact_match_pct", hue="method", hue_order=drawn,
                      palette=colours, errorbar=SEED_CI, marker="o", ax=top, legend=i == 0)
         top.set(title=TASK_LABELS[task], ylabel="held-out exact match (%)", ylim=EXACT_YLIM)
         _say_if_floor(top, sub["exact_match_pct"])
         loss = sub[sub["step"] > 0] if "train_loss" in sub else sub.iloc[:0]
         if len(loss):
-            sns.lineplot(loss, x="step", y="train_loss", hue="method", hue_order=list(METHOD_ORDER),
+            sns.lineplot(loss, x="step", y="train_loss", hue="method", hue_order=drawn,
                          palette=colours, errorbar=SEED_CI, ax=bottom, legend=False)
         la = sub[sub["method"] == "lookahead"]
         terms = (("next_token_loss", "--", "next-token term"), ("latent_loss", ":", "latent term"))
@@ -192,6 +193,8 @@ def figure_training_curves(hist: pd.DataFrame, specs: list[RunSpec], out: Path, 
         if len(loss):
             bottom.set_yscale("log")
         bottom.set(ylabel="training loss (epoch mean; log)", xlabel="step")
+        plotting.step_axis(top)
+        plotting.step_axis(bottom)
         if bottom.get_legend() is not None:
             bottom.legend(fontsize=7)
     plotting.save(fig, out, "Latent lookahead: held-out exact match and training loss during training",

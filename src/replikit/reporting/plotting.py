@@ -57,6 +57,15 @@ def set_style() -> None:
                               "axes.titleweight": "bold"})
 
 
+def step_axis(ax, ticks: int = 5) -> None:
+    """At most `ticks` step ticks on the x axis, thousands written "14k", so long runs' step labels
+    never run into each other."""
+    from matplotlib.ticker import FuncFormatter, MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(ticks, integer=True))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x / 1000:g}k" if abs(x) >= 1000 else f"{x:g}"))
+
+
 def new_figure(ncols: int = 1, width: float = 5.0, height: float = 3.6):
     set_style()
     return pyplot().subplots(1, ncols, figsize=(width * ncols, height), squeeze=False)
