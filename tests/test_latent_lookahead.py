@@ -449,11 +449,29 @@ def test_example_figures_follow_the_configured_tasks():
         "train_task-maze_method-lookahead_tau-3_mask-bidir"]
 
 
-def test_training_curves_draw_each_arms_loss_and_lookaheads_two_terms(tmp_path):
-    """The loss panel has a line per method and lookahead's next-token and latent terms, in
-    lookahead's colour; exact match and loss share the step axis."""
+def _drawn_training_curves(hist: pd.DataFrame, specs: list, tmp_path, monkeypatch):
+    """The figure `figure_training_curves` draws and saves (it must save a PNG)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
     from replikit.papers import latent_lookahead_analysis as la
 
+    drawn = {}
+    real_save = la.plotting.save
+
+    def keep(fig, *a, **k):
+        drawn["fig"] = fig
+        real_save(fig, *a, **k)
+
+    monkeypatch.setattr(la.plotting, "save", keep)
+    la.figure_training_curves(hist, specs, tmp_path / "tc.png", "smoke")
+    assert (tmp_path / "tc.png").is_file()
+    return drawn["fig"]
+
+
+def test_training_curves_draw_each_arms_loss_and_lookaheads_two_terms(tmp_path, monkeypatch):
+    """The loss panel has a line per method and lookahead's next-token and latent terms, in
+    lookahead's colour; exact match and loss share the step axis."""
     specs = ll.method_runs("sudoku4", 4)
     rows = []
     for spec in specs:
@@ -466,51 +484,25 @@ def test_training_curves_draw_each_arms_loss_and_lookaheads_two_terms(tmp_path):
                     row.update(next_token_loss=0.5 + step / 1000, latent_loss=0.7 + step / 1000)
                 rows.append(row)
     hist = pd.DataFrame(rows)
-    import matplotlib
-
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    drawn = {}
-    real_save = la.plotting.save
-
-    def keep(fig, *a, **k):
-        drawn["fig"] = fig
-        real_save(fig, *a, **k)
-
-    la.plotting.save = keep
-    try:
-        la.figure_training_curves(hist, specs, tmp_path / "tc.png", "smoke")
-    finally:
-        la.plotting.save = real_save
-    assert (tmp_path / "tc.png").is_file()
-    loss_ax = drawn["fig"].axes[1]
+    fig = _drawn_training_curves(hist, specs, tmp_path, monkeypatch)
+    loss_ax = fig.axes[1]
     labels = [t.get_text() for t in loss_ax.get_legend().get_texts()]
     assert any("next-token term" in t for t in labels) and any("latent term" in t for t in labels)
     assert loss_ax.get_yscale() == "log"
     plt.close("all")
 
 
-def test_long_runs_step_labels_stay_apart_and_the_legend_names_only_drawn_arms(tmp_path):
-    """At 14,336 steps the step axis has at most 5 ticks written "14k" (they used to run together as
-    "100001200014000"), and a figure of two arms lists those two in its legend, not a third."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from replikit.papers import latent_lookahead_analysis as la
-
+def test_long_runs_step_labels_stay_apart_and_the_legend_names_only_drawn_arms(tmp_path, monkeypatch):
+    """At 14,336 steps the step axis has a few ticks written in thousands ("12k"; they used to run
+    together as "100001200014000"), and a figure of two arms lists those two in its legend, not a
+    third."""
     specs = [s for s in ll.method_runs("maze", 4) if s.method in ("ntp", "lookahead")]
     hist = pd.DataFrame([{"run": s.name, "seed": seed, "task": "maze", "method": s.method, "tau": 4,
                           "mask": "bidir", "step": step, "exact_match": 0.5, "train_loss": 1.0}
                          for s in specs for seed in range(2) for step in range(0, 14337, 896)])
-    drawn = {}
-    real_save = la.plotting.save
-    la.plotting.save = lambda fig, *a, **k: (drawn.setdefault("fig", fig), real_save(fig, *a, **k))
-    try:
-        la.figure_training_curves(hist, specs, tmp_path / "tc.png", "smoke")
-    finally:
-        la.plotting.save = real_save
-    top = drawn["fig"].axes[0]
+    top = _drawn_training_curves(hist, specs, tmp_path, monkeypatch).axes[0]
     ticks = [t for t in top.get_xticks() if 0 <= t <= 14336]
     labels = [top.xaxis.get_major_formatter()(t, i) for i, t in enumerate(ticks)]
     assert len(ticks) <= 6 and "12k" in labels and all(len(x) <= 4 for x in labels), labels
