@@ -89,3 +89,36 @@ def test_two_extra_folders_of_one_name_are_refused_before_anything_runs(folder, 
     with pytest.raises(SystemExit, match="distinct names"):
         dc.run_all(folder, tmp_path / "out", 0, 0, ("ntp",), also=(tmp_path / "a/x", tmp_path / "b/x"))
     assert not (tmp_path / "out").exists()
+
+
+def test_a_maze_folder_trains_the_maze_task(tmp_path):
+    """`prepare --task maze` writes the maze data and its settings; an arm trained from it reads them."""
+    dc.prepare(tmp_path, ("config/smoke.yaml",), task="maze")
+    check = json.loads((tmp_path / "check.json").read_text())
+    data = json.loads((tmp_path / "maze.json").read_text())
+    assert check["ll"]["task"] == "maze" and not (tmp_path / "sudoku4.json").exists()
+    assert "task-maze_" in check["ll"]["predicted"]["lookahead"]["run"]
+    assert len(data["prompt"]) == check["ll"]["cfg"]["data"]["n"]
+    log = tmp_path / "ntp.jsonl"
+    dc.train_one(tmp_path, "ntp", 0, time.time() + 3600, log)
+    rows = [json.loads(line) for line in log.read_text().splitlines()]
+    assert rows[-1]["epoch"] == check["ll"]["cfg"]["training"]["epochs"] and "exact_match" in rows[-1]
+
+
+def test_mps_joins_the_daemon_an_earlier_call_left_running(monkeypatch, tmp_path):
+    """On a warm machine the daemon of the call before still runs: starting a second one fails, so the
+    runs must join the first (2026-11-27: a second call ran without MPS for this reason)."""
+    calls = []
+
+    def fake_run(cmd, **kw):
+        calls.append((cmd, kw.get("input")))
+        if cmd == ["nvidia-cuda-mps-control", "-d"]:
+            raise dc.subprocess.CalledProcessError(1, cmd)  # "An instance of this daemon is already running"
+        return dc.subprocess.CompletedProcess(cmd, 0)
+
+    monkeypatch.setattr(dc.subprocess, "run", fake_run)
+    monkeypatch.setattr(dc.os, "environ", {})
+    with (tmp_path / "log.txt").open("w") as log:
+        assert dc.start_mps(log)
+    assert (["nvidia-cuda-mps-control", "-d"], None) not in calls
+    assert dc.os.environ["CUDA_MPS_PIPE_DIRECTORY"] == "/tmp/mps"

@@ -42,7 +42,7 @@ import torch
 
 from replikit.methods.step_cost import built_for_real
 
-LL_TASK = "sudoku4"
+LL_TASK = "sudoku4"  # the task trained unless `prepare --task` names another
 LL_SEEDS = (0, 1, 2, 3, 4)
 LL_EVAL_EPOCHS = 30  # the paper block evaluates every 71 epochs; denser here, so a cut run shows its curve
 FIXED_BATCH = 256  # training examples whose loss every evaluation records
@@ -74,7 +74,7 @@ def predicted(piece, bf16: bool = False) -> dict:
 
 
 def prepare(folder: Path, configs: tuple[str, ...] = ("config/paper.yaml",),
-            eval_every: int = LL_EVAL_EPOCHS) -> None:
+            eval_every: int = LL_EVAL_EPOCHS, task: str = LL_TASK) -> None:
     from replikit.data.tasks import planning as pl
     from replikit.papers import cold_posterior_analysis as cpa
     from replikit.papers import latent_lookahead as ll
@@ -85,22 +85,24 @@ def prepare(folder: Path, configs: tuple[str, ...] = ("config/paper.yaml",),
     cp_cfg, ll_cfg = config["cold_posterior"], config["latent_lookahead"]
     run = cp_run(cp_cfg)
     burn_in, chains = cpa.cost(cp_cfg, run).pieces
-    tcfg = ll.training_config(ll_cfg, LL_TASK)
+    tcfg = ll.training_config(ll_cfg, task)
     data = tcfg["data"]
-    examples = pl.generate(LL_TASK, data)
+    examples = pl.generate(task, data)
     ll_pred = {}
-    for spec in ll.method_runs(LL_TASK, tcfg["training"]["tau"]):
+    for spec in ll.method_runs(task, tcfg["training"]["tau"]):
         (piece,) = lla.cost(ll_cfg, spec.name).pieces
         ll_pred[spec.method] = {"run": spec.name, **predicted(piece, piece.bf16)}
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "check.json").write_text(json.dumps({
         "cp": {"cfg": cp_cfg, "run": run, "burn_in": predicted(burn_in), "chains": predicted(chains)},
-        "ll": {"cfg": tcfg, "predicted": ll_pred, "eval_every": eval_every, "configs": list(configs)},
+        "ll": {"cfg": tcfg, "task": task, "predicted": ll_pred, "eval_every": eval_every,
+               "configs": list(configs)},
     }, indent=1, default=str))
-    (folder / "sudoku4.json").write_text(json.dumps({
-        "prompt": [p for p, _ in examples], "answer": [a for _, a in examples],
+    (folder / f"{task}.json").write_text(json.dumps({  # plain ints (a maze's answer holds numpy's)
+        "prompt": [[int(t) for t in p] for p, _ in examples],
+        "answer": [[int(t) for t in a] for _, a in examples],
         "split": pl.split_names(len(examples), data["splits"], data["seed"])}))
-    print(f"wrote {folder}/check.json and {folder}/sudoku4.json ({len(examples)} puzzles); "
+    print(f"wrote {folder}/check.json and {folder}/{task}.json ({len(examples)} examples); "
           f"cold posterior: {run}")
 
 
@@ -239,7 +241,9 @@ def cp_graphs(check: dict, steps: int) -> dict:
 
 
 def ll_dataset(folder: Path) -> dict:
-    return json.loads((folder / "sudoku4.json").read_text())
+    """The task data that `prepare` wrote (4x4 Sudoku in folders prepared before `--task` existed)."""
+    task = json.loads((folder / "check.json").read_text())["ll"].get("task", LL_TASK)
+    return json.loads((folder / f"{task}.json").read_text())
 
 
 class Deadline(Exception):
@@ -280,14 +284,25 @@ def train_one(folder: Path, method: str, seed: int, deadline: float, log: Path) 
         pass
 
 
+def _mps_daemon_answers(env: dict) -> bool:
+    """Whether an MPS control daemon listens on `env`'s pipe directory (it answers a query)."""
+    try:
+        return subprocess.run(["nvidia-cuda-mps-control"], input=b"get_server_list\n", env=env,
+                              capture_output=True, timeout=20, check=False).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
 def start_mps(log) -> bool:
-    """Start the MPS daemon (kernels of the many small runs then share the GPU at once); False, and
-    the daemon stopped, when it or a client does not come up."""
+    """Start the MPS daemon (kernels of the many small runs then share the GPU at once), or join the
+    one an earlier call on the same machine left running; False, and the daemon stopped, when it or a
+    client does not come up."""
     env = {**os.environ, "CUDA_MPS_PIPE_DIRECTORY": "/tmp/mps", "CUDA_MPS_LOG_DIRECTORY": "/tmp/mps_log"}
     try:
         Path("/tmp/mps").mkdir(exist_ok=True)
         Path("/tmp/mps_log").mkdir(exist_ok=True)
-        subprocess.run(["nvidia-cuda-mps-control", "-d"], env=env, check=True, timeout=20)
+        if not _mps_daemon_answers(env):  # a warm machine keeps the daemon of the call before
+            subprocess.run(["nvidia-cuda-mps-control", "-d"], env=env, check=True, timeout=20)
         subprocess.run([sys.executable, "-c", "import torch; torch.zeros(1, device='cuda').sum().item()"],
                        env=env, check=True, timeout=60)
     except (OSError, subprocess.SubprocessError) as e:
@@ -431,9 +446,11 @@ def main(argv: list[str] | None = None) -> None:
     p = sub.add_parser("prepare", help="here: settings, data and the plan's predictions into FOLDER")
     p.add_argument("folder", type=Path)
     p.add_argument("--config", action="append", help="config files over config/config.yaml (default: "
-                   "config/paper.yaml; repeatable; a ladder rung's rung.yaml runs that rung's 4x4 Sudoku)")
+                   "config/paper.yaml; repeatable; a ladder rung's rung.yaml runs that rung's --task)")
     p.add_argument("--eval-every", type=int, default=LL_EVAL_EPOCHS,
                    help="epochs between the trained arms' evaluations (default: %(default)s)")
+    p.add_argument("--task", default=LL_TASK, choices=("sudoku4", "maze"),
+                   help="the latent-lookahead task to train (default: %(default)s)")
     r = sub.add_parser("run", help="on the GPU: time the steps, train the arms, write OUT")
     r.add_argument("folder", type=Path)
     r.add_argument("out", type=Path)
@@ -465,7 +482,7 @@ def main(argv: list[str] | None = None) -> None:
     m.add_argument("--steps", default="420,1680,2100,9996", help="steps to show (default: %(default)s)")
     a = ap.parse_args(argv)
     if a.cmd == "prepare":
-        prepare(a.folder, tuple(a.config or ["config/paper.yaml"]), a.eval_every)
+        prepare(a.folder, tuple(a.config or ["config/paper.yaml"]), a.eval_every, a.task)
     elif a.cmd == "run":
         run_all(a.folder, a.out, a.deadline, a.steps, tuple(a.methods.split(",")), a.kernels, a.graphs,
                 tuple(a.also))
