@@ -122,3 +122,14 @@ def test_mps_joins_the_daemon_an_earlier_call_left_running(monkeypatch, tmp_path
         assert dc.start_mps(log)
     assert (["nvidia-cuda-mps-control", "-d"], None) not in calls
     assert dc.os.environ["CUDA_MPS_PIPE_DIRECTORY"] == "/tmp/mps"
+
+
+def test_the_summary_reads_the_committed_maze_measurements():
+    """The rung-7 table of docs/scale-ladder.md ("The maze ladder's top on a GPU") from its raw files."""
+    folder = "docs/measurements/2026-11-27-h200-maze"
+    table = dc.summary([f"{folder}/run2-ntp-pause-batch_128.json", f"{folder}/run1-lookahead-batch_128.json"],
+                       [448, 1120])
+    lines = table.splitlines()
+    assert lines[2] == ("| 448 | 41.9 [38.0, 45.0] (5 seeds) | 30.1 [25.0, 33.0] (5 seeds) "
+                        "| 16.5 [10.0, 24.0] (5 seeds) | -28.5, -19.5, -30.0, -21.0, -28.0 |")
+    assert "54.3 [52.5, 58.0] (3 seeds) | +4.0, -9.0, -3.5 |" in lines[3]
