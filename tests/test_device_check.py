@@ -133,3 +133,18 @@ def test_the_summary_reads_the_committed_maze_measurements():
     assert lines[2] == ("| 448 | 41.9 [38.0, 45.0] (5 seeds) | 30.1 [25.0, 33.0] (5 seeds) "
                         "| 16.5 [10.0, 24.0] (5 seeds) | -28.5, -19.5, -30.0, -21.0, -28.0 |")
     assert "54.3 [52.5, 58.0] (3 seeds) | +4.0, -9.0, -3.5 |" in lines[3]
+
+
+def test_mps_starts_a_daemon_where_none_answers(monkeypatch, tmp_path):
+    """On a fresh machine no daemon answers the query, so one is started before the client check."""
+    calls = []
+
+    def fake_run(cmd, **kw):
+        calls.append(cmd)
+        return dc.subprocess.CompletedProcess(cmd, 1 if kw.get("input") == b"get_server_list\n" else 0)
+
+    monkeypatch.setattr(dc.subprocess, "run", fake_run)
+    monkeypatch.setattr(dc.os, "environ", {})
+    with (tmp_path / "log.txt").open("w") as log:
+        assert dc.start_mps(log)
+    assert calls[:2] == [["nvidia-cuda-mps-control"], ["nvidia-cuda-mps-control", "-d"]]

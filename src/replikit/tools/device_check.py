@@ -18,6 +18,7 @@ timed step: its FLOPs, its launching ops, and seconds on an H100 under the plan'
    once (under MPS where it starts), until the paper's steps or the deadline, whichever is first;
    every evaluation (held-out exact match and the loss on a fixed training batch) is kept, so a run
    cut by the deadline still shows how far it got.
+(`prepare --task maze` trains its config's mazes instead of 4x4 Sudoku.)
 Everything lands in OUT as three files: step.json, ll.json, log.txt; with `--also FOLDER` (repeatable)
 the arms of other prepared folders (ladder rungs, say) train at the same time, into OUT/<its name>/ll.json.
 
