@@ -105,25 +105,6 @@ def test_a_maze_folder_trains_the_maze_task(tmp_path):
     assert rows[-1]["epoch"] == check["ll"]["cfg"]["training"]["epochs"] and "exact_match" in rows[-1]
 
 
-def test_mps_joins_the_daemon_an_earlier_call_left_running(monkeypatch, tmp_path):
-    """On a warm machine the daemon of the call before still runs: starting a second one fails, so the
-    runs must join the first (2026-11-27: a second call ran without MPS for this reason)."""
-    calls = []
-
-    def fake_run(cmd, **kw):
-        calls.append((cmd, kw.get("input")))
-        if cmd == ["nvidia-cuda-mps-control", "-d"]:
-            raise dc.subprocess.CalledProcessError(1, cmd)  # "An instance of this daemon is already running"
-        return dc.subprocess.CompletedProcess(cmd, 0)
-
-    monkeypatch.setattr(dc.subprocess, "run", fake_run)
-    monkeypatch.setattr(dc.os, "environ", {})
-    with (tmp_path / "log.txt").open("w") as log:
-        assert dc.start_mps(log)
-    assert (["nvidia-cuda-mps-control", "-d"], None) not in calls
-    assert dc.os.environ["CUDA_MPS_PIPE_DIRECTORY"] == "/tmp/mps"
-
-
 def test_the_summary_reads_the_committed_maze_measurements():
     """The rung-7 table of docs/scale-ladder.md ("The maze ladder's top on a GPU") from its raw files."""
     folder = "docs/measurements/2026-11-27-h200-maze"
@@ -135,16 +116,25 @@ def test_the_summary_reads_the_committed_maze_measurements():
     assert "54.3 [52.5, 58.0] (3 seeds) | +4.0, -9.0, -3.5 |" in lines[3]
 
 
-def test_mps_starts_a_daemon_where_none_answers(monkeypatch, tmp_path):
-    """On a fresh machine no daemon answers the query, so one is started before the client check."""
+
+@pytest.mark.parametrize("daemon_running", [True, False])
+def test_mps_joins_a_running_daemon_or_starts_one(monkeypatch, tmp_path, daemon_running):
+    """On a warm machine the daemon of the call before still runs and a second `-d` would fail, so the
+    runs join it (2026-11-27: a second call ran without MPS for this reason); on a fresh machine no
+    daemon answers the query, and one is started before the client check."""
     calls = []
 
     def fake_run(cmd, **kw):
         calls.append(cmd)
-        return dc.subprocess.CompletedProcess(cmd, 1 if kw.get("input") == b"get_server_list\n" else 0)
+        if cmd == ["nvidia-cuda-mps-control", "-d"] and daemon_running:
+            raise dc.subprocess.CalledProcessError(1, cmd)  # "An instance of this daemon is already running"
+        query = kw.get("input") == b"get_server_list\n"
+        return dc.subprocess.CompletedProcess(cmd, 0 if daemon_running or not query else 1)
 
     monkeypatch.setattr(dc.subprocess, "run", fake_run)
     monkeypatch.setattr(dc.os, "environ", {})
     with (tmp_path / "log.txt").open("w") as log:
         assert dc.start_mps(log)
-    assert calls[:2] == [["nvidia-cuda-mps-control"], ["nvidia-cuda-mps-control", "-d"]]
+    assert (["nvidia-cuda-mps-control", "-d"] in calls) is not daemon_running
+    assert calls[0] == ["nvidia-cuda-mps-control"]  # the query comes first
+    assert dc.os.environ["CUDA_MPS_PIPE_DIRECTORY"] == "/tmp/mps"
