@@ -299,7 +299,7 @@ def test_a_cpu_job_is_priced_as_the_cpu_runs_it():
 
     def hours(performance: dict) -> dict[str, dict[str, float]]:
         config = pl.load([], {"papers": ["latent_lookahead"],
-                              "latent_lookahead": {**scope, "performance": performance}})
+                              "latent_lookahead": {**scope, "seeds": [0], "performance": performance}})
         return {j.run.split("_")[2]: j.hours for j in pl.plan(config, {}, peaks) if j.seed == 0}
 
     auto, cached = hours({}), hours({"kv_cache": True})
