@@ -116,7 +116,6 @@ def test_the_summary_reads_the_committed_maze_measurements():
     assert "54.3 [52.5, 58.0] (3 seeds) | +4.0, -9.0, -3.5 |" in lines[3]
 
 
-
 @pytest.mark.parametrize("daemon_running", [True, False])
 def test_mps_joins_a_running_daemon_or_starts_one(monkeypatch, tmp_path, daemon_running):
     """On a warm machine the daemon of the call before still runs and a second `-d` would fail, so the
