@@ -174,6 +174,21 @@ def test_a_method_that_never_learned_is_said_not_judged():
     assert rows[1]["verdict"] == "replicated" and rows[1]["note"] == ""
 
 
+def test_a_method_that_did_not_learn_in_some_seeds_is_judged_and_says_so():
+    """The claimed-better arm at the floor in 3 of 5 seeds: the verdict is the rule's (here 'not
+    replicated'), and the row names the seeds in which the method did not learn."""
+    some = {0: 0.0, 1: 0.78, 2: 0.0, 3: 0.0, 4: 0.015}
+    ntp = {0: 0.78, 1: 0.80, 2: 0.82, 3: 0.745, 4: 0.79}
+
+    def partly(_):
+        return [difference("lookahead minus NTP", some, ntp, floor=0.0, method="lookahead")]
+
+    row = evaluate([Claim("F-1", "s", "v", "src", "stat", "CI > 0", partly, source=SRC)], {})[0]
+    assert row["verdict"] == "not replicated"
+    assert "lookahead did not learn in 3 of 5 seeds" in row["note"] and "seeds 0, 2, 3" in row["note"]
+    assert row["parts"][0]["caveat"] and not row["parts"][0]["no_evidence"]
+
+
 def test_rows_are_strict_json_also_with_one_seed_or_no_statistic(tmp_path):
     from replikit.core.io import read_json, write_json
 

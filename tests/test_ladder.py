@@ -202,6 +202,11 @@ def test_each_part_gets_one_sentence_along_the_ladder():
     assert sentence([{"rung": 0, "verdict": "not measured", "why": ""}], rungs).startswith("not measured")
     # one rung that ran is not "every rung"
     assert sentence([_row(0, "replicated", 0.1, 0.2)], rungs) == "only rung 0 measured so far: replicated"
+    # a rung whose verdict rests in part on seeds in which the method did not learn says so
+    partly = [_row(0, "replicated", 0.1, 0.3), {**_row(1, "not replicated", -0.9, -0.2),
+                                                "caveat": "lookahead did not learn in 3 of 5 seeds"}]
+    assert sentence(partly, rungs) == ("changes sign at rung 1 (knob1); rung 1: lookahead did not learn in "
+                                       "3 of 5 seeds")
 
 
 def test_one_bound_of_an_equivalence_passing_is_not_the_claim_replicated():

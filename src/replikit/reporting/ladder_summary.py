@@ -2,9 +2,10 @@
 statistic, interval and verdict per rung, read from each rung's scorecard.
 
 Writes, under results/ladder/<paper>/:
-- `ladder.json`: the rows (claim, part, rung, knob, mean, interval, verdict, why no evidence, and the
-  claim's own verdict) and, per part, one sentence: "holds at every rung (<verdict>)", "first
-  replicated at rung k (knob)", "changes sign at rung k (knob)", or else the verdicts in order. A
+- `ladder.json`: the rows (claim, part, rung, knob, mean, interval, verdict, why no evidence, a
+  caveat beside the verdict, and the claim's own verdict) and, per part, one sentence: "holds at
+  every rung (<verdict>)", "first replicated at rung k (knob)", "changes sign at rung k (knob)", or
+  else the verdicts in order, followed by each rung's caveat. A
   claim of several parts (e.g. the two bounds of an equivalence) gets a sentence of its own, from the
   claim's verdict, and its parts' sentences say "this part alone": one bound passing is not the claim
   replicated;
@@ -86,6 +87,7 @@ def collect(ladder: Ladder) -> tuple[list[dict], list[Rung]]:
                         "paper_value": _num(part.get("paper_value")),
                         "verdict": part["verdict"],
                         "why": part.get("no_evidence", "").removeprefix(part["label"] + ": "),
+                        "caveat": part.get("caveat", "").removeprefix(part["label"] + ": "),
                     }
                 )
     return rows, missing
@@ -106,7 +108,13 @@ def _side(row: dict) -> int:
 
 
 def sentence(seq: list[dict], rungs: dict[int, Rung]) -> str:
-    """What one claim part does along the ladder (`seq`: its rows in rung order)."""
+    """What one claim part does along the ladder (`seq`: its rows in rung order), with the caveat of
+    each rung that has one (e.g. the method did not learn in some seeds there)."""
+    caveats = [f"rung {r['rung']}: {r['caveat']}" for r in seq if r.get("caveat")]
+    return _trend(seq, rungs) + "".join(f"; {c}" for c in caveats)
+
+
+def _trend(seq: list[dict], rungs: dict[int, Rung]) -> str:
     measured = [r for r in seq if r["verdict"] != "not measured"]
     if not measured:
         return "not measured at any rung that ran"
@@ -225,7 +233,8 @@ def table(record: dict) -> dict:
                         "verdict": row["verdict"],
                         "text": f"{row['verdict']}: {_fmt(row['mean'])} "
                         f"[{_fmt(row['ci_low'])}, {_fmt(row['ci_high'])}]"
-                        + (" (no evidence)" if row["why"] else ""),
+                        + (" (no evidence)" if row["why"]
+                           else f" ({row['caveat']})" if row.get("caveat") else ""),
                     }
                 )
         out.append(
@@ -385,9 +394,9 @@ def figure(ladder: Ladder, rows: list[dict], out: Path) -> None:
                 ax.plot([r["rung"], r["rung"]], [r["ci_low"], r["ci_high"]], c=colour, lw=3)
             if r["mean"] is not None:
                 ax.scatter([r["rung"]], [r["mean"]], c=colour, marker="D", s=36, zorder=3)
-            if r["why"]:
+            if r["why"] or r.get("caveat"):
                 ax.annotate(
-                    "no evidence",
+                    "no evidence" if r["why"] else textwrap.fill(r["caveat"].split(" (")[0], 26),
                     (r["rung"], r["mean"] or 0),
                     fontsize=6,
                     color=colour,

@@ -240,12 +240,12 @@ def _stacked(values: list[float], base: float = 0.25, step: float = 0.12) -> lis
 
 def _row_title(claim: dict, part: dict) -> str:
     """A forest row's full title, wrapped, never cut: claim, fidelity, label, verdict and why a rule made
-    it inconclusive, and the evidence (seeds on the claimed side, sign-flip p)."""
+    it inconclusive (or the caveat beside it), and the evidence (seeds on the claimed side, sign-flip p)."""
     import textwrap
 
     tag = claim["fidelity"] + (", our hypothesis" if claim.get("kind") == "hypothesis" else "")
-    why = part.get("no_evidence", "").removeprefix(part["label"] + ": ")  # e.g. "... did not learn ..."
-    verdict = part["verdict"] + (f" ({why})" if why else "")
+    why = (part.get("no_evidence") or part.get("caveat") or "").removeprefix(part["label"] + ": ")
+    verdict = part["verdict"] + (f" ({why})" if why else "")  # e.g. "... did not learn ..."
     n = part.get("n_seeds") or len(part["per_seed"])
     p = part.get("p_value")
     evidence = f"; {part['n_agree']}/{n} seeds on the claimed side, p = {p:.2g}" \

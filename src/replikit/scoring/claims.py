@@ -66,6 +66,7 @@ class Part:
     verdict: str = "inconclusive"
     magnitude: str = "no paper number"
     no_evidence: str = ""  # why the measurement carries no evidence (e.g. both arms at a floor)
+    caveat: str = ""  # a fact the verdict does not use and a reader must see (e.g. some seeds never learned)
     n_seeds: int = 0  # seeds with this statistic
     n_agree: int = 0  # seeds strictly on the claimed side of the threshold
     all_equal: bool = False  # every seed gives the same value: a zero-width interval, no spread to judge
@@ -133,14 +134,20 @@ def difference(label: str, a: dict[int, float], b: dict[int, float], threshold: 
     evidence either way, and the part is inconclusive with that reason rather than judged. When
     only arm `a` (the method the claim says is better, named `method`) sits at the floor in every
     seed, the method did not learn at this scale: a finding about the setting, not evidence against
-    the claim, so the part is inconclusive and says so."""
+    the claim, so the part is inconclusive and says so. When it sits at the floor in some seeds but
+    not all, the verdict is judged as usual and the part carries a caveat naming those seeds: a verdict
+    against the method there rests in part on seeds in which it did not learn."""
     common = sorted(set(a) & set(b))
     part = Part(label, {s: a[s] - b[s] for s in common}, threshold, direction, paper_value)
+    stuck = [s for s in common if a[s] <= floor] if floor is not None and method else []
     if floor is not None and common and all(max(a[s], b[s]) <= floor for s in common):
         part.no_evidence = f"{label}: both arms at or below the floor {floor} in every seed"
-    elif floor is not None and method and common and all(a[s] <= floor for s in common):
+    elif stuck and len(stuck) == len(common):
         part.no_evidence = (f"{label}: {method} did not learn at this scale (at or below {floor} in every "
                             "seed)")
+    elif stuck:
+        part.caveat = (f"{label}: {method} did not learn in {len(stuck)} of {len(common)} seeds (at or "
+                       f"below {floor}: seed{'s' * (len(stuck) > 1)} {', '.join(map(str, stuck))})")
     return part
 
 
@@ -273,7 +280,7 @@ def evaluate(claims: list[Claim], results: dict, level: float = 0.90, min_seeds:
             note = ""
         n_seeds = min((len(p.per_seed) for p in parts), default=0)
         needed = max(min_seeds, min_seeds_for(level))
-        notes = [note] * bool(note) + [p.no_evidence for p in parts if p.no_evidence]
+        notes = [note] * bool(note) + [p.no_evidence or p.caveat for p in parts if p.no_evidence or p.caveat]
         if parts and n_seeds < needed:
             notes.append(f"{n_seeds} seed(s): at least {needed} are needed for a verdict at "
                          f"one-sided level {(1 - level) / 2:g}")
