@@ -396,7 +396,7 @@ def figure(ladder: Ladder, rows: list[dict], out: Path) -> None:
                 ax.scatter([r["rung"]], [r["mean"]], c=colour, marker="D", s=36, zorder=3)
             if r["why"] or r.get("caveat"):
                 ax.annotate(
-                    "no evidence" if r["why"] else textwrap.fill(r["caveat"].split(" (")[0], 26),
+                    "no evidence" if r["why"] else textwrap.fill(r["caveat"].split(",")[0], 26),
                     (r["rung"], r["mean"] or 0),
                     fontsize=6,
                     color=colour,

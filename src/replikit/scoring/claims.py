@@ -146,8 +146,8 @@ def difference(label: str, a: dict[int, float], b: dict[int, float], threshold: 
         part.no_evidence = (f"{label}: {method} did not learn at this scale (at or below {floor} in every "
                             "seed)")
     elif stuck:
-        part.caveat = (f"{label}: {method} did not learn in {len(stuck)} of {len(common)} seeds (at or "
-                       f"below {floor}: seed{'s' * (len(stuck) > 1)} {', '.join(map(str, stuck))})")
+        part.caveat = (f"{label}: {method} did not learn in {len(stuck)} of {len(common)} seeds, at or "
+                       f"below {floor:g} in seed{'s' * (len(stuck) > 1)} {', '.join(map(str, stuck))}")
     return part
 
 
