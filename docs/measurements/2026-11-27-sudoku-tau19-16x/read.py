@@ -18,17 +18,18 @@ def main(tree: Path) -> None:
         rung = json.loads((tree / "tau_answer" / RUN.format(seed)).read_text())["history"]
         long = json.loads((tree / "control_tau19_16x" / RUN.format(seed)).read_text())["history"]
         a, b = at(rung, 7168), at(long, 7168)
-        same = a["exact_match"] == b["exact_match"] and abs(a["loss"] - b["loss"]) < 1e-9
+        same = a["exact_match"] == b["exact_match"] and abs(a["train_loss"] - b["train_loss"]) < 1e-9
         q3, end = at(long, 10752), at(long, 14336)
-        fall = 1 - end["loss"] / q3["loss"]
+        fall = 1 - end["train_loss"] / q3["train_loss"]
         print(f"seed {seed}: prefix {'equal' if same else 'DIFFERENT'} (rung 2 {a['exact_match']:.3f}/"
-              f"{a['loss']:.3f}, here {b['exact_match']:.3f}/{b['loss']:.3f}); exact match "
+              f"{a['train_loss']:.3f}, here {b['exact_match']:.3f}/{b['train_loss']:.3f}); exact match "
               f"{b['exact_match']:.3f} -> {q3['exact_match']:.3f} -> {end['exact_match']:.3f}; loss "
-              f"{b['loss']:.3f} -> {q3['loss']:.3f} -> {end['loss']:.3f} (last quarter -{fall:.0%}): "
+              f"{b['train_loss']:.3f} -> {q3['train_loss']:.3f} -> {end['train_loss']:.3f} "
+              f"(last quarter -{fall:.0%}): "
               f"{'learned late' if end['exact_match'] > 0 else 'still at the floor'}, "
               f"{'flattened' if fall < 0.05 else 'still learning'}")
         print("   every evaluation (step, exact match %, loss):",
-              [(e["step"], round(100 * e["exact_match"], 1), round(e.get("loss", float("nan")), 2))
+              [(e["step"], round(100 * e["exact_match"], 1), round(e.get("train_loss", float("nan")), 2))
                for e in long[1:]])
 
 
