@@ -1,4 +1,4 @@
-"""Read the tau-19 check (README.md beside this file): per seed, exact match and training loss at
+"""Read the tau-19 check (README.md beside this file): per seed that ran, exact match and training loss at
 steps 7,168, 10,752 and 14,336 against rung 2's run, whether it learned, and whether its loss has
 flattened (fell by less than 5 % over the last quarter)."""
 
@@ -14,9 +14,13 @@ def at(history: list[dict], step: int) -> dict:
 
 
 def main(tree: Path) -> None:
-    for seed in (0, 2):
+    for seed in (0, 2, 4):
+        path = tree / "control_tau19_16x" / RUN.format(seed)
+        if not path.exists():
+            print(f"seed {seed}: not run")
+            continue
         rung = json.loads((tree / "tau_answer" / RUN.format(seed)).read_text())["history"]
-        long = json.loads((tree / "control_tau19_16x" / RUN.format(seed)).read_text())["history"]
+        long = json.loads(path.read_text())["history"]
         a, b = at(rung, 7168), at(long, 7168)
         same = a["exact_match"] == b["exact_match"] and abs(a["train_loss"] - b["train_loss"]) < 1e-9
         q3, end = at(long, 10752), at(long, 14336)
