@@ -411,3 +411,23 @@ def test_the_plan_table_shows_timed_hours_only_when_timed():
     lines = timed.splitlines()
     assert "timed CPU-h" in lines[0] and all(line.count("|") == 8 for line in lines)
     assert "| 0.50 | 1.75 |" in lines[2] and "not timed (a step too long)" in lines[3]
+
+
+def test_arguments_after_a_double_dash_reach_snakemake_and_the_ladders_own_do_not(tmp_path, monkeypatch):
+    """`run ... -- --prioritize X` hands `--prioritize X` to Snakemake (to start a rung's longest runs
+    first); the ladder's own options before `--` are never passed on."""
+    ladder_file = tmp_path / "ladder.yaml"
+    ladder_file.write_text(yaml.safe_dump(RAW))
+    calls: list[list[str]] = []
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(lad.subprocess, "call", lambda cmd: calls.append(cmd) or 3)
+    rc = lad.main(
+        ["run", "latent_lookahead", "--ladder-file", str(ladder_file), "--rung", "wider", "--cores", "1",
+         "--", "--prioritize", "a/metrics.json"]
+    )
+    assert rc == 3 and len(calls) == 1
+    cmd = calls[0]
+    assert cmd[cmd.index("--prioritize") + 1 :] == ["a/metrics.json"]  # after the targets, none swallowed
+    assert any(t.endswith("claims.json") for t in cmd[: cmd.index("--prioritize")])
+    assert "--ladder-file" not in cmd and "--rung" not in cmd and "--" not in cmd
+    assert cmd[cmd.index("--cores") + 1] == "1"

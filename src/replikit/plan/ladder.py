@@ -27,6 +27,9 @@ tree, `results/ladder/<paper>/<rung>/` (config key `outdir`), and the rungs shar
     python -m replikit.plan.ladder run latent_lookahead [--rung steps_16x] [--cores 2]
     python -m replikit.plan.ladder summary latent_lookahead       # figure, table, the report's section
 
+Arguments after `--` go to Snakemake as they are, e.g. `run latent_lookahead --rung steps_32x --
+--prioritize <target>` to start a rung's longest runs first.
+
 A paper may declare more ladders under `ladder_<name>:` (e.g. `ladder_maze:`, the same walk on another
 task): `--ladder <name>` picks one, and its tree is `results/ladder/<paper>.<name>/`.
 
@@ -335,8 +338,8 @@ def run_rung(ladder: Ladder, rung: Rung, cores: int, extra: list[str]) -> int:
         "--configfile",
         str(cfg),
         "--rerun-incomplete",
-        *extra,
         *targets,
+        *extra,  # last: an option that takes several values (--prioritize) must not swallow the targets
     ]
     print(f"ladder: rung {rung.label()} ({rung.knob}):", " ".join(cmd), flush=True)
     start = time.time()
@@ -360,7 +363,7 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m replikit.plan.ladder",
         description=__doc__.split("\n\n")[0],
         epilog="Rungs run one after another; a rung's runs shared with an earlier "
-        "rung are copied from the ladder's run store.",
+        "rung are copied from the ladder's run store. Arguments after `--` go to Snakemake.",
     )
     ap.add_argument(
         "action",
@@ -382,6 +385,9 @@ def main(argv: list[str] | None = None) -> int:
         help="plan: also time each distinct training step for real here (one thread) and add each "
         "job's measured start-up; closer than the FLOP model for small jobs, and slower to plan",
     )
+    argv = list(sys.argv[1:] if argv is None else argv)
+    cut = argv.index("--") if "--" in argv else len(argv)
+    argv, snakemake_args = argv[:cut], argv[cut + 1 :]
     args = ap.parse_args(argv)
     try:
         ladder = load(args.paper, args.ladder_file, args.ladder)
@@ -402,7 +408,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"(written to {out})")
         return 0
     if args.action == "run":
-        rcs = [run_rung(ladder, r, args.cores, ["-n"] if args.dry_run else []) for r in rungs]
+        extra = (["-n"] if args.dry_run else []) + snakemake_args
+        rcs = [run_rung(ladder, r, args.cores, extra) for r in rungs]
         if args.dry_run or any(rcs):
             return max(rcs)
     from replikit.reporting.ladder_summary import summarize
