@@ -431,3 +431,16 @@ def test_arguments_after_a_double_dash_reach_snakemake_and_the_ladders_own_do_no
     assert any(t.endswith("claims.json") for t in cmd[: cmd.index("--prioritize")])
     assert "--ladder-file" not in cmd and "--rung" not in cmd and "--" not in cmd
     assert cmd[cmd.index("--cores") + 1] == "1"
+
+
+def test_the_rung_table_says_which_seeds_each_rung_ran(tmp_path, monkeypatch):
+    """A rung on fresh seeds (e.g. one added after others' results) shows them, not only their count."""
+    from replikit.reporting.ladder_summary import markdown, seed_list, summarize
+
+    assert seed_list([5, 6, 7, 8, 9]) == "5-9" and seed_list([4, 0, 2]) == "0, 2, 4"
+    assert seed_list([0, 1, 3, 4, 5]) == "0, 1, 3-5" and seed_list([7]) == "7"
+    monkeypatch.chdir(tmp_path)
+    summarize(lad.parse("latent_lookahead", RAW))
+    md = markdown(json.loads((tmp_path / "results/ladder/latent_lookahead/ladder.json").read_text()))
+    rows = {ln.split(" | ")[0]: ln.split(" | ")[4] for ln in md.splitlines() if ln.startswith("| ")}
+    assert rows["| 1 more_steps"] == "0, 1" and rows["| 2 wider"] == "0"

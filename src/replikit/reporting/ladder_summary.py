@@ -266,7 +266,7 @@ def rung_rows(record: dict) -> list[dict]:
         calls = f", {h['calls']} calls" if h.get("calls", 1) > 1 else ""
         ran = "wall_s" in h and r["ran"]
         wall = f"{h['wall_s'] / 60:.0f} min ({h['cores']} cores{calls})" if ran else "not run"
-        out.append({**r, "predicted": pred, "took": took, "wall": wall})
+        out.append({**r, "predicted": pred, "took": took, "wall": wall, "seed_list": seed_list(r["seeds"])})
     return out
 
 
@@ -275,6 +275,18 @@ def _ladder_flag(record: dict) -> str:
     key = record.get("key", "ladder")
     return f" --ladder {key.removeprefix('ladder_')}" if key != "ladder" else ""
 
+
+
+def seed_list(seeds: list[int]) -> str:
+    """Which seeds a rung ran, runs of consecutive seeds joined: [0, 1, 2, 3, 4] -> "0-4", [0, 2] -> "0, 2"
+    (a rung on fresh seeds shows it)."""
+    spans: list[list[int]] = []
+    for s in sorted(seeds):
+        if spans and s == spans[-1][1] + 1:
+            spans[-1][1] = s
+        else:
+            spans.append([s, s])
+    return ", ".join(f"{a}-{b}" if b > a + 1 else (f"{a}, {b}" if b > a else f"{a}") for a, b in spans)
 
 def markdown(record: dict) -> str:
     """The "Ladder" section of one paper (ladder.md; the report renders the same record)."""
@@ -294,7 +306,7 @@ def markdown(record: dict) -> str:
         why = r["reason"] + (f" **Changed:** {r['changed']}" if r["changed"] else "")
         lines.append(
             f"| {r['index']} {r['name']} | {r['knob']} | {_cell(why)} | {_cell(r['budget_reason'] or '—')} | "
-            f"{len(r['seeds'])} | {r['predicted']} | {r['took']} | {r['wall']} |"
+            f"{r['seed_list']} | {r['predicted']} | {r['took']} | {r['wall']} |"
         )
     if not t["ran"]:
         lines += ["", "No rung has run yet, so there is no claim x rung table."]
