@@ -276,7 +276,6 @@ def _ladder_flag(record: dict) -> str:
     return f" --ladder {key.removeprefix('ladder_')}" if key != "ladder" else ""
 
 
-
 def seed_list(seeds: list[int]) -> str:
     """Which seeds a rung ran, runs of consecutive seeds joined: [0, 1, 2, 3, 4] -> "0-4", [0, 2] -> "0, 2"
     (a rung on fresh seeds shows it)."""
@@ -287,6 +286,7 @@ def seed_list(seeds: list[int]) -> str:
         else:
             spans.append([s, s])
     return ", ".join(f"{a}-{b}" if b > a + 1 else (f"{a}, {b}" if b > a else f"{a}") for a, b in spans)
+
 
 def markdown(record: dict) -> str:
     """The "Ladder" section of one paper (ladder.md; the report renders the same record)."""
