@@ -243,8 +243,15 @@ def test_killed_chain_resumes_with_the_same_samples(tiny_images, tmp_path):
         killed.train(tmp_path / "kill", progress=False)
     assert (tmp_path / "kill" / "burnin_done.pt").exists() and (tmp_path / "kill" / "chains.ckpt").exists()
     assert not (tmp_path / "kill" / "chains_done.pt").exists()
-    resumed = _run(tiny_images).train(tmp_path / "kill", progress=False)
+    saved = torch.load(tmp_path / "kill" / "chains.ckpt", weights_only=False)["objects"]["stopwatch"]
+    clock = cp.Stopwatch()
+    resumed = _run(tiny_images).train(tmp_path / "kill", progress=False, stopwatch=clock)
     assert resumed == reference
+    assert clock.parts == 2 and clock.seconds() > saved["elapsed_s"] > 0  # both parts counted
+    again = cp.Stopwatch()  # a finished job run again reads the finished phase and its time
+    assert _run(tiny_images).train(tmp_path / "kill", progress=False, stopwatch=again) == reference
+    finished = torch.load(tmp_path / "kill" / "chains_done.pt", weights_only=False)["stopwatch"]
+    assert again.parts == 3 and again.seconds() >= finished["elapsed_s"] > saved["elapsed_s"]
 
 
 def _sequential(run: cp.Run, temperatures: list[float], warm: dict) -> dict[float, dict]:

@@ -1,8 +1,9 @@
 import pytest
 import torch
 
+from replikit.core import training
 from replikit.core.seeding import seed_everything
-from replikit.core.training import DivergenceError, LoopConfig, train_loop
+from replikit.core.training import DivergenceError, LoopConfig, Stopwatch, train_loop
 from replikit.papers.benign_memorization import Run, RunSpec
 
 CFG = {
@@ -59,6 +60,38 @@ def test_killed_run_resumes_to_the_same_result(tiny_images, tmp_path):
     history = resumed.train(checkpoint=str(ckpt), progress=False)
     assert history == ref_history
     assert torch.equal(_weights(resumed.model), _weights(reference.model))
+
+
+def test_a_resumed_run_counts_the_seconds_of_every_part(tiny_images, tmp_path, monkeypatch):
+    """A job's elapsed_s spans its parts: a run stopped and resumed counts the first part up to its
+    last checkpoint (the steps after it are redone) plus the second, as an uninterrupted run would."""
+    now = [0.0]
+    monkeypatch.setattr(training.time, "perf_counter", lambda: now[0])
+
+    def timed(run, die_at=None):
+        original, calls = run.loss, []
+
+        def loss(idx):  # each step takes 1 s of the fake clock
+            calls.append(1)
+            now[0] += 1.0
+            if len(calls) == die_at:
+                raise KeyboardInterrupt
+            return original(idx)
+        run.loss = loss
+        return run
+
+    clock = Stopwatch()
+    timed(_run(tiny_images)).train(progress=False, stopwatch=clock)
+    assert (clock.seconds(), clock.parts) == (12.0, 1)  # 4 epochs of 3 steps
+
+    ckpt, now[0] = tmp_path / "run.ckpt", 1000.0
+    first = Stopwatch()
+    with pytest.raises(KeyboardInterrupt):  # in the third epoch: the checkpoint holds 2 epochs, 6 s
+        timed(_run(tiny_images), die_at=8).train(checkpoint=str(ckpt), progress=False, stopwatch=first)
+    now[0] = 5000.0  # a new process: its clock starts anywhere
+    second = Stopwatch()
+    timed(_run(tiny_images)).train(checkpoint=str(ckpt), progress=False, stopwatch=second)
+    assert (second.seconds(), second.parts) == (12.0, 2)
 
 
 def test_checkpoint_of_another_configuration_is_not_resumed(tiny_images, tmp_path):

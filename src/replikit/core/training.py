@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import os
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,6 +44,25 @@ class LoopConfig:
 
 
 CHECK_EVERY = 50
+
+
+class Stopwatch:
+    """Seconds a run has taken over every part of it: checkpointed with the run (pass it in
+    `train_loop`'s `state_objects`), so a run stopped and resumed counts its earlier parts too, each
+    up to its last checkpoint (the work after that was redone, and its time is not counted). `parts`
+    is how many processes the count spans (1: the run ran in one piece)."""
+
+    def __init__(self) -> None:
+        self.start, self.earlier_s, self.parts = time.perf_counter(), 0.0, 1
+
+    def seconds(self) -> float:
+        return self.earlier_s + time.perf_counter() - self.start
+
+    def state_dict(self) -> dict:
+        return {"elapsed_s": self.seconds(), "parts": self.parts}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.earlier_s, self.parts = state["elapsed_s"], state["parts"] + 1
 
 
 LossFn = Callable[[torch.Tensor], torch.Tensor]

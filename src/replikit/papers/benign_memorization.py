@@ -15,7 +15,6 @@ share one name and so run once.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -25,7 +24,7 @@ import torch.nn.functional as F
 from replikit.core.device import describe
 from replikit.core.io import torch_save, write_json
 from replikit.core.seeding import derive_seed, seed_everything
-from replikit.core.training import LoopConfig, make_optimizer, train_loop
+from replikit.core.training import LoopConfig, Stopwatch, make_optimizer, train_loop
 from replikit.data import augment as aug
 from replikit.data.datasets import size_errors
 from replikit.data.prepare import data_identity, load_prepared, require_count, select_subset
@@ -216,7 +215,10 @@ class Run:
             out["train_acc_clean"] = self._accuracy(to_float(self.x.clone()), self.y)
         return out
 
-    def train(self, checkpoint: str | None = None, progress: bool = True) -> list[dict[str, float]]:
+    def train(self, checkpoint: str | None = None, progress: bool = True,
+              stopwatch: Stopwatch | None = None) -> list[dict[str, float]]:
+        """Train; `stopwatch`, when given, is checkpointed with the run (its seconds span every part
+        of a resumed run)."""
         c = self.cfg
         opt = make_optimizer(c["optimizer"]["name"], self.model.parameters(), c["optimizer"]["lr"],
                              c["optimizer"]["weight_decay"])
@@ -224,7 +226,8 @@ class Run:
                           checkpoint_every=c["checkpoint_every"])
         fingerprint = run_fingerprint(self.spec.name, self.seed, c, self.data_id, module=__name__)
         return train_loop(self.model, opt, self.loss, self.n, loop, self.generator, self.evaluate,
-                          checkpoint=checkpoint, progress=progress, fingerprint=fingerprint)
+                          checkpoint=checkpoint, progress=progress, fingerprint=fingerprint,
+                          state_objects={"stopwatch": stopwatch} if stopwatch else None)
 
     def untrained_model(self) -> StagedNet:
         """The network at initialisation (same seed, same init)."""
@@ -280,13 +283,13 @@ def train_job(job: Job) -> None:
     """Train one run (one seed); write its evaluation history and the final model."""
     run = load_run(job.wildcards["run"], job.wildcards["seed"], job.cfg, job.input["tensors"],
                    job.input["manifest"], job.device)
-    start = time.time()
-    history = run.train(checkpoint=job.scratch)
-    elapsed = time.time() - start
+    clock = Stopwatch()
+    history = run.train(checkpoint=job.scratch, stopwatch=clock)
     torch_save(job.output["model"], {"state_dict": run.model.state_dict(), "run": run.spec.name,
                                      "seed": run.seed, "model": job.cfg["model"]})
     job.write("metrics", {"spec": run.spec.__dict__, "history": history, "final": history[-1],
-                          "elapsed_s": round(elapsed, 1), "n_train": run.n, "epochs": job.cfg["epochs"]})
+                          "elapsed_s": round(clock.seconds(), 1), "parts": clock.parts, "n_train": run.n,
+                          "epochs": job.cfg["epochs"]})
 
 
 def probe_layers_job(job: Job) -> None:

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import copy
 import math
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
@@ -42,7 +41,7 @@ from torch import nn
 
 from replikit.core.io import torch_save
 from replikit.core.seeding import derive_seed, seed_everything
-from replikit.core.training import LoopConfig, load_checkpoint, steps_per_epoch, train_loop
+from replikit.core.training import LoopConfig, Stopwatch, load_checkpoint, steps_per_epoch, train_loop
 from replikit.data import augment as aug
 from replikit.data.datasets import size_errors
 from replikit.data.prepare import data_identity, load_prepared, require_count, select_subset
@@ -330,12 +329,15 @@ class Run:
                       momentum=s["momentum"], precondition=s["precondition"], schedule=schedule,
                       seed=derive_seed(self.seed, "sampler-noise"))
 
-    def train(self, workdir: str | Path, progress: bool = True) -> dict[float, dict]:
+    def train(self, workdir: str | Path, progress: bool = True,
+              stopwatch: Stopwatch | None = None) -> dict[float, dict]:
         """Burn in once, then sample every temperature from the burn-in state, all in one batched
         chain stack; returns {temperature: {"metrics", "train_loss", "sample_epochs", ...}}. `workdir`
         holds checkpoints and the finished phases, so a killed job resumes where it stopped and
-        collects the same samples."""
+        collects the same samples; `stopwatch`, when given, is saved with them (its seconds span
+        every part of a resumed job)."""
         c, work = self.cfg, Path(workdir)
+        clock = stopwatch or Stopwatch()
         work.mkdir(parents=True, exist_ok=True)
         fp = run_fingerprint(self.spec.name, self.seed, training_config(c), self.data_id, module=__name__)
         sampler = self.make_sampler()
@@ -344,16 +346,19 @@ class Run:
         if warm is None or warm["fingerprint"] != fp:
             train_loop(self.model, sampler, self.make_loss(1.0), self.n, self._loop(c["ramp_start"]),
                        self.generator, None, checkpoint=work / "burnin.ckpt", progress=progress,
-                       fingerprint=fp + "burnin")
+                       fingerprint=fp + "burnin", state_objects={"stopwatch": clock})
             warm = copy.deepcopy({"model": self.model.state_dict(), "sampler": sampler.state_dict(),
                                   "generator": self.generator.get_state(), "fingerprint": fp})
-            torch_save(warm_file, warm)
+            torch_save(warm_file, {**warm, "stopwatch": clock.state_dict()})
+        elif "stopwatch" in warm:
+            clock.load_state_dict(warm["stopwatch"])
         done = work / "chains_done.pt"
         finished = load_checkpoint(done)
         if finished is not None and finished["fingerprint"] == fp:
+            clock.load_state_dict(finished["stopwatch"])
             return finished["result"]
-        out = self.sample_chains(branch_temperatures(c), warm, work / "chains.ckpt", fp, progress)
-        torch_save(done, {"result": out, "fingerprint": fp})
+        out = self.sample_chains(branch_temperatures(c), warm, work / "chains.ckpt", fp, progress, clock)
+        torch_save(done, {"result": out, "fingerprint": fp, "stopwatch": clock.state_dict()})
         return out
 
     def chain_stack(self, temperatures: list[float], warm: dict) -> tuple[ChainStack, SGMCMC]:
@@ -370,7 +375,7 @@ class Run:
         return stack, sampler
 
     def sample_chains(self, temperatures: list[float], warm: dict, ckpt: Path, fp: str,
-                      progress: bool = True) -> dict[float, dict]:
+                      progress: bool = True, stopwatch: Stopwatch | None = None) -> dict[float, dict]:
         """Every temperature from the burn-in state `warm`, as one chain stack on the same batches."""
         c = self.cfg
         stack, sampler = self.chain_stack(temperatures, warm)
@@ -392,7 +397,8 @@ class Run:
         history = train_loop(stack, sampler, loss_fn, self.n, self._loop(c["epochs"] - c["ramp_start"]),
                              self.generator, evaluate, checkpoint=ckpt, progress=progress,
                              fingerprint=f"{fp}chains{temperatures}",
-                             state_objects={f"ensemble{i}": e for i, e in enumerate(ensembles)})
+                             state_objects={**{f"ensemble{i}": e for i, e in enumerate(ensembles)},
+                                            **({"stopwatch": stopwatch} if stopwatch else {})})
         out = {}
         for i, (t, ensemble) in enumerate(zip(temperatures, ensembles, strict=True)):
             metrics = ensemble.metrics(self.y_test.cpu(),
@@ -467,11 +473,12 @@ def sample_job(job: Job) -> None:
     """Sample one condition (one seed) at every temperature; write the ensemble metrics."""
     run = load_run(job.wildcards["run"], job.wildcards["seed"], job.cfg, job.input["tensors"],
                    job.input["manifest"], job.device)
-    start = time.time()
-    results = run.train(job.scratch)
+    clock = Stopwatch()
+    results = run.train(job.scratch, stopwatch=clock)
     temperatures = {f"{t:g}": r for t, r in results.items()}
     job.write("metrics", {"spec": run.spec.__dict__, "temperatures": temperatures, "n_train": run.n,
-                          "elapsed_s": round(time.time() - start, 1), "num_data": run.num_data})
+                          "elapsed_s": round(clock.seconds(), 1), "parts": clock.parts,
+                          "num_data": run.num_data})
 
 
 RUNS = Runs(PAPER, RunSpec, experiment_runs, RUN_FILES,

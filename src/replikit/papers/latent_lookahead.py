@@ -25,7 +25,7 @@ import torch
 from replikit.core.device import describe
 from replikit.core.io import tensor_digest, write_json
 from replikit.core.seeding import seed_everything
-from replikit.core.training import LoopConfig, make_optimizer, train_loop
+from replikit.core.training import LoopConfig, Stopwatch, make_optimizer, train_loop
 from replikit.data.tasks import planning as pl
 from replikit.models import lookahead_gpt as lg
 from replikit.papers import unique_runs
@@ -225,7 +225,10 @@ class Run:
             return torch.optim.Adam(self.model.parameters(), lr=lr, fused=True)
         return make_optimizer(name, self.model.parameters(), lr)
 
-    def train(self, checkpoint: str | None = None, progress: bool = True) -> list[dict[str, float]]:
+    def train(self, checkpoint: str | None = None, progress: bool = True,
+              stopwatch: Stopwatch | None = None) -> list[dict[str, float]]:
+        """Train; `stopwatch`, when given, is checkpointed with the run (its seconds span every part
+        of a resumed run)."""
         t = self.cfg["training"]
         o = self.cfg["optimizer"]
         opt = self.make_optimizer(o["name"], o["lr"])
@@ -234,7 +237,8 @@ class Run:
         fingerprint = run_fingerprint(self.spec.name, self.seed, self.cfg, self.data_id, module=__name__)
         return train_loop(self.model, opt, self.loss, self.n, loop, self.generator, self.evaluate,
                           checkpoint=checkpoint, progress=progress, fingerprint=fingerprint,
-                          state_objects={"torch_rng": TorchRNG()})
+                          state_objects={"torch_rng": TorchRNG(),
+                                         **({"stopwatch": stopwatch} if stopwatch else {})})
 
 
 class TorchRNG:
@@ -354,12 +358,11 @@ def data_job(job: Job) -> None:
 def train_job(job: Job) -> None:
     """Train one run (one seed) and write its held-out exact-match history."""
     run = load_run(job.wildcards["run"], job.wildcards["seed"], job.cfg, job.input["data"], job.device)
-    start = time.time()
-    history = run.train(checkpoint=job.scratch)
-    elapsed = time.time() - start
+    clock = Stopwatch()
+    history = run.train(checkpoint=job.scratch, stopwatch=clock)
     job.write("metrics", {
         "spec": run.spec.__dict__, "tau": run.tau, "answer_len": run.answer_len, "history": history,
-        "final": history[-1], "elapsed_s": round(elapsed, 1), "n_train": run.n,
+        "final": history[-1], "elapsed_s": round(clock.seconds(), 1), "parts": clock.parts, "n_train": run.n,
         "n_eval": int(run.test_prompt.shape[0]), "steps": history[-1]["step"], "examples": run.examples(),
     })
 
