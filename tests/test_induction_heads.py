@@ -150,3 +150,33 @@ def test_a_censored_seed_is_named_where_it_is_left_out():
     rows = {r["id"]: r for r in evaluate(iha.claims(ih.experiment_runs(cfg), cfg), {"runs": runs}, cfg=cfg)}
     part = rows["IH-1"]["parts"][0]
     assert part["n_seeds"] == 5 and "seed(s) [5]" in part["label"] and rows["IH-1"]["verdict"] == "replicated"
+
+
+def test_a_stopped_job_resumes_bitwise_from_its_checkpoint(monkeypatch, tmp_path):
+    """A job stopped in its second network (after a checkpoint of it) and started again ends with what
+    an uninterrupted job computes, and counts the time of both parts; a checkpoint of another
+    configuration is not resumed."""
+    cfg = {**CFG, "contexts": [3, 4]}
+    reference = ih.run("train", cfg, 0)
+    monkeypatch.setattr(ih, "CHECKPOINT_STEPS", 100)
+    ckpt, original, calls = tmp_path / "job.ckpt", ih.loss_of, []
+    n3 = reference["items"][0]["stopped_at"]
+
+    def loss_then_stop(output, answer):
+        calls.append(1)
+        if len(calls) == n3 + 20 + 250:  # N = 4 at about step 250 (training and evaluation calls)
+            raise KeyboardInterrupt
+        return original(output, answer)
+
+    monkeypatch.setattr(ih, "loss_of", loss_then_stop)
+    with pytest.raises(KeyboardInterrupt):
+        ih.run("train", cfg, 0, checkpoint=str(ckpt))
+    saved = torch.load(ckpt, weights_only=False)
+    assert len(saved["items"]) == 1 and saved["current"]["context"] == 4 and saved["current"]["step"] == 200
+    monkeypatch.setattr(ih, "loss_of", original)
+    resumed = ih.run("train", cfg, 0, checkpoint=str(ckpt))
+    assert resumed["items"] == reference["items"]
+    assert resumed["parts"] == 2 and resumed["elapsed_s"] >= saved["stopwatch"]["elapsed_s"]
+
+    other = ih.run("train", {**cfg, "max_steps": 400}, 0, checkpoint=str(ckpt))  # another config
+    assert other["parts"] == 1 and other["items"] != reference["items"]

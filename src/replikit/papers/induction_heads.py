@@ -33,20 +33,27 @@ the variance within the emergence window, `pca_window` times the emergence time.
 
 Pairing: within a seed, the evaluation sequences of a context length are fixed; the training sequences
 are drawn from a generator of (seed, N).
+
+Checkpoints: a job saves its finished networks and, every `CHECKPOINT_STEPS` steps, the one in training
+(weights, optimizer, generator, curve, snapshots), so a job stopped (a session's end, a cluster's time
+limit) and started again resumes where it stopped and ends bitwise identical to an uninterrupted one.
 """
 
 from __future__ import annotations
 
 import math
-import time
+import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar
 
 import torch
 import torch.nn.functional as F
 
+from replikit.core.io import torch_save
 from replikit.core.progress import Progress
 from replikit.core.seeding import derive_seed, seed_everything
+from replikit.core.training import Stopwatch, load_checkpoint
 from replikit.papers.interface import Job, Run, Runs, Stage
 
 PAPER = "induction_heads"
@@ -55,6 +62,7 @@ RUN_FILES = {"metrics": f"{RESULTS}/runs/{{run}}/seed{{seed}}/metrics.json"}
 RUN_KEYS = ("contexts", "vocab", "lr", "batch_size", "eval_every", "eval_sequences", "emergence_level",
             "stop_after", "plateau_accuracy", "max_steps", "snapshots", "pca_window")
 PCA_KEEP = 10  # principal directions written per run
+CHECKPOINT_STEPS = 10_000  # steps between checkpoints of the network in training (about 3 min at N = 64)
 
 
 @dataclass(frozen=True)
@@ -134,8 +142,11 @@ def loss_of(output: torch.Tensor, answer: torch.Tensor) -> torch.Tensor:
     return 0.5 * (output - F.one_hot(answer, output.shape[1]).to(output.dtype)).pow(2).sum(1).mean()
 
 
-def train_context(n_pairs: int, cfg: dict, seed: int, device: torch.device) -> dict:
-    """One network at context length N, until it has emerged and plateaued or hits the cap."""
+def train_context(n_pairs: int, cfg: dict, seed: int, device: torch.device, resume: dict | None = None,
+                  save: Callable[[dict], None] | None = None) -> dict:
+    """One network at context length N, until it has emerged and plateaued or hits the cap. `save`,
+    when given, gets the network's state every `CHECKPOINT_STEPS` steps; `resume`, such a state,
+    continues from it."""
     from replikit.methods.trajectory import SnapshotBuffer, pca_shares, random_walk_shares
     from replikit.models.disentangled_transformer import DisentangledTransformer
 
@@ -147,8 +158,15 @@ def train_context(n_pairs: int, cfg: dict, seed: int, device: torch.device) -> d
     g = torch.Generator().manual_seed(derive_seed(seed, "train", n_pairs))
     level = threshold(n_pairs, cfg["emergence_level"])
     buffer = SnapshotBuffer(cfg["snapshots"], every)
-    curve, emerged, diverged_at, step = [], None, None, 0
-    for step in range(cfg["max_steps"] + 1):
+    curve, emerged, diverged_at, step, first = [], None, None, 0, 0
+    if resume is not None:
+        model.load_state_dict(resume["model"])
+        opt.load_state_dict(resume["optimizer"])
+        g.set_state(resume["generator"])
+        curve, emerged, first = resume["curve"], resume["emerged"], resume["step"]
+        buffer.stride, buffer.steps, buffer.points = resume["buffer"]["stride"], resume["buffer"]["steps"], \
+            list(resume["buffer"]["points"])
+    for step in range(first, cfg["max_steps"] + 1):
         if step % every == 0:
             with torch.no_grad():
                 out = model(x_eval)
@@ -170,6 +188,11 @@ def train_context(n_pairs: int, cfg: dict, seed: int, device: torch.device) -> d
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
+        if save is not None and (step + 1) % CHECKPOINT_STEPS == 0:
+            save({"context": n_pairs, "step": step + 1, "model": model.state_dict(),
+                  "optimizer": opt.state_dict(), "generator": g.get_state(), "curve": curve,
+                  "emerged": emerged, "buffer": {"stride": buffer.stride, "steps": buffer.steps,
+                                                 "points": buffer.points}})
     pca = {"window": None, "steps": [], "shares": [], "random_walk": []}
     if emerged is not None:
         lo, hi = cfg["pca_window"]
@@ -183,28 +206,54 @@ def train_context(n_pairs: int, cfg: dict, seed: int, device: torch.device) -> d
             "parameters": sum(p.numel() for p in model.parameters()), "curve": curve, "pca": pca}
 
 
-def run(spec: Train | str, cfg: dict, seed: int, device: torch.device | str = "cpu") -> dict:
-    """Every context length for one seed, shortest first: JSON-ready."""
-    Train.parse(spec) if isinstance(spec, str) else spec
+def run(spec: Train | str, cfg: dict, seed: int, device: torch.device | str = "cpu",
+        checkpoint: str | None = None) -> dict:
+    """Every context length for one seed, shortest first: JSON-ready. With `checkpoint` (a path), the
+    finished networks and the one in training are saved there, and a checkpoint of this run and code
+    found there is resumed (one of another run, config or code is ignored, and said so)."""
+    from replikit.reporting.provenance import run_fingerprint
+
+    name = spec if isinstance(spec, str) else spec.name
+    Train.parse(name)
     device = torch.device(device)
     seed_everything(seed, device=device)
-    start = time.time()
+    clock = Stopwatch()
+    fingerprint = run_fingerprint(name, seed, run_config(cfg, name), module=__name__)
+    state = load_checkpoint(checkpoint)
+    if state is not None and state.get("fingerprint") != fingerprint:
+        print(f"ignoring {checkpoint}: it belongs to another run, configuration or code; training starts "
+              "from scratch", file=sys.stderr)
+        state = None
+    items, current = (state["items"], state["current"]) if state else ([], None)
+    if state is not None:
+        clock.load_state_dict(state["stopwatch"])
+        print(f"resumed from {checkpoint}: {len(items)} networks finished"
+              + (f", N = {current['context']} at step {current['step']}" if current else ""), file=sys.stderr)
+
+    def save(in_training: dict | None) -> None:
+        torch_save(checkpoint, {"fingerprint": fingerprint, "items": items, "current": in_training,
+                                "stopwatch": clock.state_dict()})
+
     contexts = sorted(int(n) for n in cfg["contexts"])
-    report, items = Progress("context", len(contexts)), []
-    for k, n_pairs in enumerate(contexts, 1):  # one progress line per network
-        items.append(train_context(n_pairs, cfg, seed, device))
+    report = Progress("context", len(contexts), len(items))
+    for k, n_pairs in enumerate(contexts[len(items):], len(items) + 1):  # one progress line per network
+        resume = current if current is not None and current["context"] == n_pairs else None
+        items.append(train_context(n_pairs, cfg, seed, device, resume, save if checkpoint else None))
+        if checkpoint:
+            save(None)
         last = items[-1]
         report.update(k, context=n_pairs, emergence_step=last["emergence_step"] or "censored",
                       steps=last["stopped_at"], accuracy=last["final_accuracy"])
-    return {"items": items, "elapsed_s": round(time.time() - start, 2)}
+    return {"items": items, "elapsed_s": round(clock.seconds(), 2), "parts": clock.parts}
 
 
 def train_job(job: Job) -> None:
     """One (run, seed) job: every context length, written with the run's config and device."""
     seed = int(job.wildcards["seed"])
-    job.write("metrics", run(job.wildcards["run"], job.cfg, seed, job.device))
+    job.write("metrics", run(job.wildcards["run"], job.cfg, seed, job.device, checkpoint=job.scratch))
 
 
 RUNS = Runs(PAPER, Train, experiment_runs, RUN_FILES,
-            stages=(Stage("train", RUN_FILES, train_job, config=lambda cfg, w: run_config(cfg, w.run)),),
+            stages=(Stage("train", RUN_FILES, train_job, config=lambda cfg, w: run_config(cfg, w.run),
+                          scratch=f"{RESULTS}/checkpoints/{{run}}_seed{{seed}}.ckpt"),),
             config_errors=config_errors)
