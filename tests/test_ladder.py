@@ -73,6 +73,32 @@ def test_a_finished_rungs_wall_time_is_kept_when_it_is_called_again(tmp_path):
     assert walls == [50.0, 1500.0, 9.0]
 
 
+def test_a_stopped_call_records_its_wall_time(tmp_path, monkeypatch):
+    """A call stopped while Snakemake runs (Ctrl-C; SIGTERM at a session's end, which the command turns
+    into an exit) stops Snakemake and still records its wall time, so a rung that spans sessions counts
+    every call; before 2026-11-28 such a call left no record."""
+    monkeypatch.chdir(tmp_path)
+    ladder = lad.parse("latent_lookahead", RAW)
+
+    class Stopped:  # Snakemake, running when the call is stopped
+        def __init__(self, cmd):
+            self.terminated = False
+
+        def wait(self, timeout=None):
+            if not self.terminated:
+                raise KeyboardInterrupt
+            return -15
+
+        def terminate(self):
+            self.terminated = True
+
+    monkeypatch.setattr(lad.subprocess, "Popen", Stopped)
+    with pytest.raises(KeyboardInterrupt):
+        lad.run_rung(ladder, ladder.rungs[1], 2, [])
+    wall = json.loads((ladder.outdir(ladder.rungs[1]) / "wall.json").read_text())
+    assert (wall["rc"], wall["calls"], wall["cores"]) == ("stopped", 1, 2) and wall["wall_s"] >= 0
+
+
 def test_a_call_before_the_rung_changed_is_not_in_its_wall_time(tmp_path):
     """A rung changed after a call (its `changed:`, so another rung.yaml) counts only the calls of the
     configuration that finished it: the earlier call trained other runs."""

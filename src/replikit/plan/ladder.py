@@ -44,6 +44,7 @@ import argparse
 import copy
 import hashlib
 import json
+import signal
 import subprocess
 import sys
 import time
@@ -342,19 +343,28 @@ def run_rung(ladder: Ladder, rung: Rung, cores: int, extra: list[str]) -> int:
         *extra,  # last: an option that takes several values (--prioritize) must not swallow the targets
     ]
     print(f"ladder: rung {rung.label()} ({rung.knob}):", " ".join(cmd), flush=True)
-    start = time.time()
-    rc = subprocess.call(cmd)
-    record = {
-        "rung": rung.index,
-        "name": rung.name,
-        "rc": rc,
-        "wall_s": round(time.time() - start, 1),
-        "finished": time.strftime("%Y-%m-%d %H:%M:%S"),
-        "cores": cores,
-        "config": hashlib.sha256(cfg.read_bytes()).hexdigest()[:16],
-    }
-    if "-n" not in extra and "--dry-run" not in extra:
-        record_wall(ladder.outdir(rung), record)
+    start, rc = time.time(), None
+    proc = subprocess.Popen(cmd)
+    try:
+        rc = proc.wait()
+    finally:  # a call stopped (Ctrl-C, SIGTERM: a session's or a job's end) counts its wall time too
+        if rc is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        record = {
+            "rung": rung.index,
+            "name": rung.name,
+            "rc": rc if rc is not None else "stopped",
+            "wall_s": round(time.time() - start, 1),
+            "finished": time.strftime("%Y-%m-%d %H:%M:%S"),
+            "cores": cores,
+            "config": hashlib.sha256(cfg.read_bytes()).hexdigest()[:16],
+        }
+        if "-n" not in extra and "--dry-run" not in extra:
+            record_wall(ladder.outdir(rung), record)
     return rc
 
 
@@ -408,6 +418,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"(written to {out})")
         return 0
     if args.action == "run":
+        # SIGTERM (a session's end, a cluster's time limit) stops a call as Ctrl-C does: its wall time
+        # is recorded, and Snakemake stops its jobs (their checkpoints stay, for the next call)
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
         extra = (["-n"] if args.dry_run else []) + snakemake_args
         rcs = [run_rung(ladder, r, args.cores, extra) for r in rungs]
         if args.dry_run or any(rcs):
