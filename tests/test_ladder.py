@@ -470,3 +470,37 @@ def test_the_rung_table_says_which_seeds_each_rung_ran(tmp_path, monkeypatch):
     md = markdown(json.loads((tmp_path / "results/ladder/latent_lookahead/ladder.json").read_text()))
     rows = {ln.split(" | ")[0]: ln.split(" | ")[4] for ln in md.splitlines() if ln.startswith("| ")}
     assert rows["| 1 more_steps"] == "0, 1" and rows["| 2 wider"] == "0"
+
+
+def test_status_says_which_jobs_finished_are_under_way_or_not_started(tmp_path, monkeypatch):
+    """A rung over several calls: `status` reads its tree (nothing written) and names each job's state,
+    the epoch its checkpoint holds, the lock of a running call and the recorded calls' wall time."""
+    import torch
+
+    from replikit.plan.ladder_status import format_status, rung_status
+
+    monkeypatch.chdir(tmp_path)
+    ladder = lad.parse("latent_lookahead", RAW)
+    rung = ladder.rungs[2]  # one seed
+    root = ladder.outdir(rung)
+    empty = rung_status(ladder, rung)
+    assert empty["done"] == [] and empty["under_way"] == {} and empty["calls"] == 0 and not empty["locked"]
+    assert not root.exists()  # status writes nothing
+    jobs = empty["not_started"]
+    assert len(jobs) == empty["jobs"] > 2 and all(j.endswith("/seed0") for j in jobs)
+    first, second = (j.split("/") for j in jobs[:2])
+    metrics = root / "results/latent_lookahead/runs" / first[0] / first[1] / "metrics.json"
+    metrics.parent.mkdir(parents=True)
+    metrics.write_text("{}")
+    ckpt = root / "results/latent_lookahead/checkpoints" / f"{second[0]}_{second[1]}.ckpt"
+    ckpt.parent.mkdir(parents=True)
+    torch.save({"epoch": 3, "history": []}, ckpt)
+    (root / ".snakemake/locks").mkdir(parents=True)
+    (root / ".snakemake/locks/0.input.lock").write_text("")
+    lad.record_wall(root, {"rc": "stopped", "wall_s": 3600.0, "cores": 2})
+    status = rung_status(ladder, rung)
+    assert status["done"] == [jobs[0]] and list(status["under_way"]) == [jobs[1]]
+    assert status["not_started"] == jobs[2:] and status["locked"] and not status["finished"]
+    assert (status["calls"], status["wall_h"]) == (1, 1.0)
+    text = format_status(status)
+    assert "1 of" in text and "checkpoint at epoch 3" in text and "lock" in text

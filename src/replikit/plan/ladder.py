@@ -377,8 +377,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument(
         "action",
-        choices=["plan", "run", "summary"],
-        help="plan: predicted hours per rung; run: build rungs; summary: figure, table, report section",
+        choices=["plan", "run", "status", "summary"],
+        help="plan: predicted hours per rung; run: build rungs; status: each rung's jobs finished, "
+        "stopped with a checkpoint or not started (a rung over several calls); summary: figure, "
+        "table, report section",
     )
     ap.add_argument("paper", help="a paper whose config file declares `ladder:`")
     ap.add_argument(
@@ -416,6 +418,11 @@ def main(argv: list[str] | None = None) -> int:
             "start; plan on a quiet machine, a loaded one inflates the CPU hours"
         )
         print(f"(written to {out})")
+        return 0
+    if args.action == "status":
+        from replikit.plan.ladder_status import format_status, rung_status
+
+        print("\n".join(format_status(rung_status(ladder, r)) for r in rungs))
         return 0
     if args.action == "run":
         # SIGTERM (a session's end, a cluster's time limit) stops a call as Ctrl-C does: its wall time

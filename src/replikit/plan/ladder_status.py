@@ -1,0 +1,80 @@
+"""Where a ladder's rungs stand, for rungs that take more than one call (a session's end, a cluster's
+time limit): per rung, its metrics-writing jobs finished, under way with a checkpoint (running now, or
+stopped; its epoch or step where the checkpoint says), or not started; whether Snakemake holds a lock
+on the rung's tree (a call running now, or a stale lock of a killed one); and the wall time of its
+recorded calls. It reads files only: nothing is trained, written or deleted."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+from pathlib import Path
+
+from replikit.plan.ladder import Ladder, Rung, rung_config
+
+
+def _checkpoint_note(path: Path) -> str:
+    """What a job's checkpoint (a file, or a folder of them) says about how far it got."""
+    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+    if not files:
+        return "its checkpoint folder empty"
+    newest = max(files, key=lambda p: p.stat().st_mtime)
+    when = dt.datetime.fromtimestamp(newest.stat().st_mtime).strftime("%Y-%m-%d %H:%M")
+    where = ""
+    if newest.suffix == ".ckpt" and newest.stat().st_size < 64 * 2**20:  # large ones: not read
+        import torch
+
+        state = torch.load(newest, map_location="cpu", weights_only=False)
+        if isinstance(state, dict) and "epoch" in state:
+            where = f" at epoch {state['epoch']}"
+        elif isinstance(state, dict) and state.get("current"):
+            where = f" at step {state['current']['step']} of network {len(state['items']) + 1}"
+    return f"checkpoint{where}, written {when}"
+
+
+def rung_status(ladder: Ladder, rung: Rung) -> dict:
+    """One rung: its jobs by state and its calls' wall time (`walls.jsonl`, every call of its current
+    configuration, finished or stopped)."""
+    from replikit.papers.registry import get
+    from replikit.plan import bill as plan
+
+    config = plan.load([], rung_config(ladder, rung))
+    paper, cfg = get(ladder.paper), config[ladder.paper]
+    stage = plan.priced_stage(paper)
+    root = ladder.outdir(rung)
+    done, stopped, waiting = [], {}, []
+    for run in paper.runs_of(cfg):
+        for seed in paper.seeds(cfg, config["seeds"]):
+            job = f"{run}/seed{seed}"
+            scratch = root / stage.scratch.format(run=run, seed=seed) if stage.scratch else None
+            if (root / paper.run_file("metrics", run, seed)).is_file():
+                done.append(job)
+            elif scratch is not None and scratch.exists():
+                stopped[job] = _checkpoint_note(scratch)
+            else:
+                waiting.append(job)
+    walls = root / "walls.jsonl"
+    calls = [json.loads(line) for line in walls.read_text().splitlines() if line.strip()] \
+        if walls.is_file() else []
+    config = root / "rung.yaml"  # as record_wall counts: the calls of the rung's current configuration
+    digest = hashlib.sha256(config.read_bytes()).hexdigest()[:16] if config.is_file() else None
+    calls = [c for c in calls if c.get("config") == digest]
+    locks = root / ".snakemake" / "locks"
+    return {"rung": rung.label(), "jobs": len(done) + len(stopped) + len(waiting), "done": done,
+            "under_way": stopped, "not_started": waiting, "calls": len(calls),
+            "locked": locks.is_dir() and any(locks.iterdir()),
+            "wall_h": sum(c["wall_s"] for c in calls) / 3600,
+            "finished": any(c.get("rc") == 0 for c in calls)}
+
+
+def format_status(status: dict) -> str:
+    lines = [f"rung {status['rung']}: {len(status['done'])} of {status['jobs']} jobs finished, "
+             f"{len(status['under_way'])} under way (a checkpoint), "
+             f"{len(status['not_started'])} not started; "
+             f"calls recorded: {status['calls']}, {status['wall_h']:.2f} h wall"
+             + ("; the rung finished" if status["finished"] else "")
+             + ("; Snakemake holds a lock on its tree (a call running now, or a stale lock: "
+                "snakemake --unlock)" if status["locked"] else "")]
+    lines += [f"  {job}: {note}" for job, note in status["under_way"].items()]
+    return "\n".join(lines)
