@@ -358,6 +358,7 @@ def test_a_two_rung_ladder_end_to_end(tmp_path):
     ]
     res = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=1200)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    assert "rung 1 tau_grid has no plan for its current configuration" in res.stdout  # said before launch
     where = tmp_path / "results/ladder/latent_lookahead"
     for rung in ("smoke", "tau_grid"):
         assert (where / rung / "rung.yaml").is_file()
@@ -417,6 +418,33 @@ def test_a_rung_inserted_after_the_plan_never_takes_a_neighbours_prediction(tmp_
     assert [(r["rung"], r["name"], r["cpu_hours"]) for r in merged] == [
         (0, "smoke", 0.1), (1, "more_steps", 0.2), (2, "longer", 0.9), (3, "wider", 0.3)]
     assert lad.merge_plans(old, merged, []) == kept  # a rung no longer declared is dropped
+
+
+def test_run_shows_a_rungs_plan_only_for_its_current_configuration(tmp_path, monkeypatch):
+    """Before launch `run` prints each rung's prediction from plan.json; a rung changed since it was
+    planned (or never planned) is named instead, with the command that plans it."""
+    monkeypatch.chdir(tmp_path)
+    ladder = lad.parse("latent_lookahead", RAW)
+    rows = [{"rung": r.index, "name": r.name, "knob": r.knob, "config": lad.config_digest(ladder, r),
+             "jobs": 2, "new_jobs": 2, "cpu_hours": 0.5, "gpu_hours": {"H100": 0.01, "A100": 0.02}}
+            for r in ladder.rungs[:2]]
+    lad.plan_path(ladder).parent.mkdir(parents=True)
+    lad.plan_path(ladder).write_text(json.dumps(rows))
+    changed = lad.parse("latent_lookahead", {**RAW, "rungs": [
+        {**RAW["rungs"][0], "set": {"training": {"sudoku4": {"epochs": 6}}}}, RAW["rungs"][1]]})
+    ok, missing = lad.planned(changed, changed.rungs)
+    assert [r["name"] for r in ok] == ["smoke"] and [r.name for r in missing] == ["more_steps", "wider"]
+    out = []
+    monkeypatch.setattr(lad, "run_rung", lambda *a: 0)
+    monkeypatch.setattr(lad.signal, "signal", lambda *a: None)  # the test process keeps its handlers
+    monkeypatch.setattr("builtins.print", lambda *a, **k: out.append(" ".join(map(str, a))))
+    monkeypatch.setattr(lad, "load", lambda *a: changed)
+    monkeypatch.setattr("replikit.reporting.ladder_summary.summarize", lambda ladder: None)
+    assert lad.main(["run", "latent_lookahead", "--rung", "smoke", "--rung", "more_steps"]) == 0
+    text = "\n".join(out)
+    assert "| 0 smoke |" in text and "| 1 more_steps |" not in text
+    assert "rung 1 more_steps has no plan for its current configuration" in text
+    assert "plan latent_lookahead --rung more_steps" in text
 
 
 def test_the_plan_table_shows_timed_hours_only_when_timed():

@@ -247,6 +247,7 @@ def plan_rungs(ladder: Ladder, rungs: list[Rung], timed: bool = False) -> list[d
                 "rung": rung.index,
                 "name": rung.name,
                 "knob": rung.knob,
+                "config": config_digest(ladder, rung),  # what `run` checks before it shows this row
                 "jobs": len(jobs),
                 "new_jobs": len(new),
                 "cpu_hours": hours["CPU"],
@@ -258,6 +259,26 @@ def plan_rungs(ladder: Ladder, rungs: list[Rung], timed: bool = False) -> list[d
             untimed = [j for j in new if j.cpu_timed_hours is None]
             out[-1]["cpu_hours_timed"] = (None if untimed else sum(j.cpu_timed_hours for j in new))
     return out
+
+
+def config_digest(ladder: Ladder, rung: Rung) -> str:
+    """A digest of the rung's configuration: a plan made for another one (the rung since changed) is
+    not shown as this rung's prediction."""
+    return hashlib.sha256(json.dumps(rung_config(ladder, rung), sort_keys=True).encode()).hexdigest()[:16]
+
+
+def plan_path(ladder: Ladder) -> Path:
+    return ladder.outdir(ladder.rungs[0]).parent / "plan.json"
+
+
+def planned(ladder: Ladder, rungs: list[Rung]) -> tuple[list[dict], list[Rung]]:
+    """The plan.json rows made for these rungs as they are now, and the rungs without one."""
+    rows = json.loads(plan_path(ladder).read_text()) if plan_path(ladder).is_file() else []
+    found = {r["name"]: r for r in rows if "name" in r}
+    ok = [found[r.name] for r in rungs
+          if r.name in found and found[r.name].get("config") == config_digest(ladder, r)]
+    names = {r["name"] for r in ok}
+    return ok, [r for r in rungs if r.name not in names]
 
 
 def merge_plans(ladder: Ladder, kept: list[dict], rows: list[dict]) -> list[dict]:
@@ -409,7 +430,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     if args.action == "plan":
         rows = plan_rungs(ladder, rungs, timed=args.timed)
-        out = ladder.outdir(ladder.rungs[0]).parent / "plan.json"
+        out = plan_path(ladder)
         kept = json.loads(out.read_text()) if out.is_file() else []  # other rungs' earlier plans stay
         out.write_text(json.dumps(merge_plans(ladder, kept, rows), indent=1))
         print(format_plan(rows))
@@ -429,6 +450,13 @@ def main(argv: list[str] | None = None) -> int:
         # is recorded, and Snakemake stops its jobs (their checkpoints stay, for the next call)
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
         extra = (["-n"] if args.dry_run else []) + snakemake_args
+        rows, unplanned = planned(ladder, rungs)  # the prediction, before launch
+        if rows:
+            print("the plan (python -m replikit.plan.ladder plan):\n" + format_plan(rows), flush=True)
+        for r in unplanned:
+            print(f"rung {r.label()} has no plan for its current configuration: predict its hours first with "
+                  f"python -m replikit.plan.ladder plan {args.paper} --rung {r.name}"
+                  + (f" --ladder {args.ladder}" if args.ladder else ""), flush=True)
         rcs = [run_rung(ladder, r, args.cores, extra) for r in rungs]
         if args.dry_run or any(rcs):
             return max(rcs)
