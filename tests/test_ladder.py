@@ -474,7 +474,16 @@ def test_arguments_after_a_double_dash_reach_snakemake_and_the_ladders_own_do_no
     ladder_file.write_text(yaml.safe_dump(RAW))
     calls: list[list[str]] = []
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(lad.subprocess, "call", lambda cmd: calls.append(cmd) or 3)
+
+    class Snakemake:  # records the command, exits 3
+        def __init__(self, cmd):
+            calls.append(cmd)
+
+        def wait(self, timeout=None):
+            return 3
+
+    monkeypatch.setattr(lad.subprocess, "Popen", Snakemake)
+    monkeypatch.setattr(lad.signal, "signal", lambda *a: None)  # the test process keeps its handlers
     rc = lad.main(
         ["run", "latent_lookahead", "--ladder-file", str(ladder_file), "--rung", "wider", "--cores", "1",
          "--", "--prioritize", "a/metrics.json"]
@@ -511,7 +520,7 @@ def test_status_says_which_jobs_finished_are_under_way_or_not_started(tmp_path, 
     ladder = lad.parse("latent_lookahead", RAW)
     rung = ladder.rungs[2]  # one seed
     root = ladder.outdir(rung)
-    empty = rung_status(ladder, rung)
+    empty = rung_status(ladder, rung, lad.rung_config(ladder, rung))
     assert empty["done"] == [] and empty["under_way"] == {} and empty["calls"] == 0 and not empty["locked"]
     assert not root.exists()  # status writes nothing
     jobs = empty["not_started"]
@@ -526,7 +535,7 @@ def test_status_says_which_jobs_finished_are_under_way_or_not_started(tmp_path, 
     (root / ".snakemake/locks").mkdir(parents=True)
     (root / ".snakemake/locks/0.input.lock").write_text("")
     lad.record_wall(root, {"rc": "stopped", "wall_s": 3600.0, "cores": 2})
-    status = rung_status(ladder, rung)
+    status = rung_status(ladder, rung, lad.rung_config(ladder, rung))
     assert status["done"] == [jobs[0]] and list(status["under_way"]) == [jobs[1]]
     assert status["not_started"] == jobs[2:] and status["locked"] and not status["finished"]
     assert (status["calls"], status["wall_h"]) == (1, 1.0)

@@ -443,7 +443,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.action == "status":
         from replikit.plan.ladder_status import format_status, rung_status
 
-        print("\n".join(format_status(rung_status(ladder, r)) for r in rungs))
+        print("\n".join(format_status(rung_status(ladder, r, rung_config(ladder, r))) for r in rungs))
         return 0
     if args.action == "run":
         # SIGTERM (a session's end, a cluster's time limit) stops a call as Ctrl-C does: its wall time

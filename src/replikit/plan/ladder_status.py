@@ -10,8 +10,10 @@ import datetime as dt
 import hashlib
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from replikit.plan.ladder import Ladder, Rung, rung_config
+if TYPE_CHECKING:  # for type hints only: replikit.plan.ladder imports this module for `status`
+    from replikit.plan.ladder import Ladder, Rung
 
 
 def _checkpoint_note(path: Path) -> str:
@@ -33,13 +35,14 @@ def _checkpoint_note(path: Path) -> str:
     return f"checkpoint{where}, written {when}"
 
 
-def rung_status(ladder: Ladder, rung: Rung) -> dict:
-    """One rung: its jobs by state and its calls' wall time (`walls.jsonl`, every call of its current
-    configuration, finished or stopped)."""
+def rung_status(ladder: Ladder, rung: Rung, rung_config: dict) -> dict:
+    """One rung (`rung_config`: its configuration, `replikit.plan.ladder.rung_config`): its jobs by state
+    and its calls' wall time (`walls.jsonl`, every call of its current configuration, finished or
+    stopped)."""
     from replikit.papers.registry import get
     from replikit.plan import bill as plan
 
-    config = plan.load([], rung_config(ladder, rung))
+    config = plan.load([], rung_config)
     paper, cfg = get(ladder.paper), config[ladder.paper]
     stage = plan.priced_stage(paper)
     root = ladder.outdir(rung)
