@@ -332,8 +332,9 @@ def record_wall(where: Path, record: dict) -> None:
     wall = where / "wall.json"
     if wall.is_file() and json.loads(wall.read_text()).get("rc") == 0:
         return
-    calls = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
-    calls = [c for c in calls if c.get("config") == record.get("config")]
+    from replikit.plan.ladder_status import recorded_calls
+
+    calls = recorded_calls(where, record.get("config"))
     total = {
         **record,
         "wall_s": round(sum(c["wall_s"] for c in calls), 1),

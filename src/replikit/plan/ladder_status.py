@@ -35,6 +35,16 @@ def _checkpoint_note(path: Path) -> str:
     return f"checkpoint{where}, written {when}"
 
 
+def recorded_calls(where: Path, config: str | None) -> list[dict]:
+    """The calls of a rung recorded in `where/walls.jsonl` (`replikit.plan.ladder.record_wall`) made
+    with the rung configuration whose digest is `config`."""
+    log = where / "walls.jsonl"
+    if not log.is_file():
+        return []
+    calls = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+    return [c for c in calls if c.get("config") == config]
+
+
 def rung_status(ladder: Ladder, rung: Rung, rung_config: dict) -> dict:
     """One rung (`rung_config`: its configuration, `replikit.plan.ladder.rung_config`): its jobs by state
     and its calls' wall time (`walls.jsonl`, every call of its current configuration, finished or
@@ -57,12 +67,9 @@ def rung_status(ladder: Ladder, rung: Rung, rung_config: dict) -> dict:
                 stopped[job] = _checkpoint_note(scratch)
             else:
                 waiting.append(job)
-    walls = root / "walls.jsonl"
-    calls = [json.loads(line) for line in walls.read_text().splitlines() if line.strip()] \
-        if walls.is_file() else []
     config = root / "rung.yaml"  # as record_wall counts: the calls of the rung's current configuration
     digest = hashlib.sha256(config.read_bytes()).hexdigest()[:16] if config.is_file() else None
-    calls = [c for c in calls if c.get("config") == digest]
+    calls = recorded_calls(root, digest)
     locks = root / ".snakemake" / "locks"
     return {"rung": rung.label(), "jobs": len(done) + len(stopped) + len(waiting), "done": done,
             "under_way": stopped, "not_started": waiting, "calls": len(calls),
