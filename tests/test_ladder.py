@@ -99,6 +99,72 @@ def test_a_stopped_call_records_its_wall_time(tmp_path, monkeypatch):
     assert (wall["rc"], wall["calls"], wall["cores"]) == ("stopped", 1, 2) and wall["wall_s"] >= 0
 
 
+def _dead_pid() -> int:
+    """The pid of a process that has exited (reaped): no process has it now."""
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+def test_a_call_killed_outright_is_recorded_by_the_next_call(tmp_path):
+    """A call killed with SIGKILL (a session's end did so on 2026-11-28, leaving rung 4's first call
+    without any record) records nothing itself; its heartbeat, left behind, is recorded by the next
+    call as rc "killed", with the wall from its start to its last heartbeat. A heartbeat whose process
+    still runs is a running call, left alone."""
+    from replikit.plan.ladder_status import killed_calls
+
+    beats = tmp_path / "calls.running"
+    beats.mkdir()
+    host = lad.socket.gethostname()
+    common = {"rung": 4, "name": "lr_paper", "cores": 2, "config": "abc", "host": host}
+    dead = {**common, "pid": _dead_pid(), "start": 1000.0, "seen": 9760.0}
+    (beats / "dead.json").write_text(json.dumps(dead))
+    live = {**common, "pid": lad.os.getpid(), "start": 0.0, "seen": 1.0}
+    (beats / "live.json").write_text(json.dumps(live))
+    assert [r["wall_s"] for _, r in killed_calls(tmp_path)] == [8760.0]
+    assert (beats / "dead.json").is_file()  # reading them writes nothing
+    assert [r["rc"] for r in lad.record_killed_calls(tmp_path)] == ["killed"]
+    calls = [json.loads(line) for line in (tmp_path / "walls.jsonl").read_text().splitlines()]
+    assert [(c["rc"], c["wall_s"], c["config"]) for c in calls] == [("killed", 8760.0, "abc")]
+    assert not (beats / "dead.json").exists() and (beats / "live.json").is_file()
+    assert lad.record_killed_calls(tmp_path) == []  # recorded once
+
+
+def test_a_running_call_keeps_a_heartbeat_and_removes_it_when_it_ends(tmp_path, monkeypatch):
+    """While Snakemake runs, the call rewrites its heartbeat (its start, the last time it was seen);
+    a call that ends records itself and removes it, and a leftover heartbeat of a killed call is
+    recorded before the new call starts."""
+    monkeypatch.chdir(tmp_path)
+    ladder = lad.parse("latent_lookahead", RAW)
+    rung = ladder.rungs[1]
+    where = ladder.outdir(rung)
+    (where / "calls.running").mkdir(parents=True)
+    config = {"rung": 1, "name": "more_steps", "cores": 2, "config": "old", "host": lad.socket.gethostname()}
+    (where / "calls.running" / "x.json").write_text(
+        json.dumps({**config, "pid": _dead_pid(), "start": 0.0, "seen": 120.0})
+    )
+    seen = []
+
+    class Running:  # Snakemake: still running at the first wait, done at the second
+        def __init__(self, cmd):
+            self.waits = 0
+
+        def wait(self, timeout=None):
+            self.waits += 1
+            beats = sorted((where / "calls.running").glob("*.json"))
+            seen.append([json.loads(b.read_text())["pid"] for b in beats])
+            if self.waits == 1:
+                raise subprocess.TimeoutExpired("snakemake", timeout)
+            return 0
+
+    monkeypatch.setattr(lad.subprocess, "Popen", Running)
+    assert lad.run_rung(ladder, rung, 2, []) == 0
+    assert seen == [[lad.os.getpid()], [lad.os.getpid()]]  # the killed call's heartbeat went first
+    assert list((where / "calls.running").glob("*")) == []
+    calls = [json.loads(line) for line in (where / "walls.jsonl").read_text().splitlines()]
+    assert [c["rc"] for c in calls] == ["killed", 0] and calls[0]["wall_s"] == 120.0
+
+
 def test_a_call_before_the_rung_changed_is_not_in_its_wall_time(tmp_path):
     """A rung changed after a call (its `changed:`, so another rung.yaml) counts only the calls of the
     configuration that finished it: the earlier call trained other runs."""
@@ -363,6 +429,9 @@ def test_a_two_rung_ladder_end_to_end(tmp_path):
     for rung in ("smoke", "tau_grid"):
         assert (where / rung / "rung.yaml").is_file()
         assert (where / rung / "results/latent_lookahead/claims.json").is_file()
+        calls = [json.loads(line) for line in (where / rung / "walls.jsonl").read_text().splitlines()]
+        assert [c["rc"] for c in calls] == [0]  # the call recorded itself, and left no heartbeat
+        assert not list((where / rung / "calls.running").glob("*"))
     # rung 1 shares every run but lookahead at tau 3: those were copied, not trained again
     logs = sorted((where / "tau_grid/logs/latent_lookahead/train").rglob("*.log"))
     copied = [p for p in logs if "run store: outputs copied" in p.read_text()]
@@ -541,3 +610,10 @@ def test_status_says_which_jobs_finished_are_under_way_or_not_started(tmp_path, 
     assert (status["calls"], status["wall_h"]) == (1, 1.0)
     text = format_status(status)
     assert "1 of" in text and "checkpoint at epoch 3" in text and "lock" in text
+    beats = root / "calls.running"  # a call killed outright: counted to its last heartbeat, not written
+    beats.mkdir()
+    dead = {"rung": 2, "name": "wider", "cores": 2, "config": None, "host": lad.socket.gethostname()}
+    (beats / "x.json").write_text(json.dumps({**dead, "pid": _dead_pid(), "start": 0.0, "seen": 1800.0}))
+    status = rung_status(ladder, rung, lad.rung_config(ladder, rung))
+    assert (status["calls"], status["killed"], status["wall_h"]) == (2, 1, 1.5)
+    assert "1 killed" in format_status(status) and (beats / "x.json").is_file()

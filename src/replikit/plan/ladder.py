@@ -44,7 +44,9 @@ import argparse
 import copy
 import hashlib
 import json
+import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -54,6 +56,7 @@ from pathlib import Path
 import yaml
 
 from replikit.core.config import LADDER_KEY, ConfigError, _merged, is_ladder_key, paper_file
+from replikit.plan.ladder_status import HEARTBEAT_S, killed_calls, recorded_calls
 
 ROOT = Path(__file__).resolve().parents[3]
 LADDER_ROOT = Path("results/ladder")
@@ -332,8 +335,6 @@ def record_wall(where: Path, record: dict) -> None:
     wall = where / "wall.json"
     if wall.is_file() and json.loads(wall.read_text()).get("rc") == 0:
         return
-    from replikit.plan.ladder_status import recorded_calls
-
     calls = recorded_calls(where, record.get("config"))
     total = {
         **record,
@@ -365,10 +366,24 @@ def run_rung(ladder: Ladder, rung: Rung, cores: int, extra: list[str]) -> int:
         *extra,  # last: an option that takes several values (--prioritize) must not swallow the targets
     ]
     print(f"ladder: rung {rung.label()} ({rung.knob}):", " ".join(cmd), flush=True)
+    where, dry = ladder.outdir(rung), "-n" in extra or "--dry-run" in extra
+    config = hashlib.sha256(cfg.read_bytes()).hexdigest()[:16]
+    locks = where / ".snakemake" / "locks"
+    if not dry and record_killed_calls(where) and locks.is_dir() and any(locks.iterdir()):
+        print(f"ladder: the rung's last call was killed (its process is gone), so Snakemake's lock on "
+              f"{where} is likely stale; if no other Snakemake runs there, unlock it with: "
+              f"{' '.join(cmd[:5] + cmd[7:9])} --unlock", flush=True)
     start, rc = time.time(), None
+    beat = None if dry else Heartbeat(where, {"rung": rung.index, "name": rung.name, "cores": cores,
+                                              "config": config}, start)
     proc = subprocess.Popen(cmd)
     try:
-        rc = proc.wait()
+        while rc is None:
+            try:
+                rc = proc.wait(timeout=HEARTBEAT_S)
+            except subprocess.TimeoutExpired:
+                if beat:
+                    beat.write()
     finally:  # a call stopped (Ctrl-C, SIGTERM: a session's or a job's end) counts its wall time too
         if rc is None:
             proc.terminate()
@@ -383,11 +398,42 @@ def run_rung(ladder: Ladder, rung: Rung, cores: int, extra: list[str]) -> int:
             "wall_s": round(time.time() - start, 1),
             "finished": time.strftime("%Y-%m-%d %H:%M:%S"),
             "cores": cores,
-            "config": hashlib.sha256(cfg.read_bytes()).hexdigest()[:16],
+            "config": config,
         }
-        if "-n" not in extra and "--dry-run" not in extra:
-            record_wall(ladder.outdir(rung), record)
+        if beat:
+            record_wall(where, record)
+            beat.path.unlink(missing_ok=True)
     return rc
+
+
+class Heartbeat:
+    """A running call's record, rewritten every HEARTBEAT_S seconds in `where/calls.running/`, so that a
+    call killed outright (SIGKILL: a session's end may stop it so, with no chance to record itself)
+    still leaves its start and the last time it was seen running; the next call records it
+    (`record_killed_calls`)."""
+
+    def __init__(self, where: Path, record: dict, start: float) -> None:
+        self.path = where / "calls.running" / f"{socket.gethostname()}-{os.getpid()}.json"
+        self.record = {**record, "host": socket.gethostname(), "pid": os.getpid(), "start": start}
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.write()
+
+    def write(self) -> None:
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps({**self.record, "seen": time.time()}))
+        tmp.replace(self.path)
+
+
+def record_killed_calls(where: Path) -> list[dict]:
+    """Record, in `walls.jsonl`, every call of this rung that was killed without recording itself (its
+    heartbeat left behind, its process gone): rc "killed", wall from its start to its last heartbeat
+    (so up to HEARTBEAT_S short)."""
+    records = []
+    for path, record in killed_calls(where):
+        record_wall(where, record)
+        path.unlink()
+        records.append(record)
+    return records
 
 
 def main(argv: list[str] | None = None) -> int:
