@@ -130,10 +130,10 @@ def test_a_call_killed_outright_is_recorded_by_the_next_call(tmp_path):
     assert lad.record_killed_calls(tmp_path) == []  # recorded once
 
 
-def test_a_running_call_keeps_a_heartbeat_and_removes_it_when_it_ends(tmp_path, monkeypatch):
+def test_a_running_call_keeps_a_heartbeat_and_removes_it_when_it_ends(tmp_path, monkeypatch, capsys):
     """While Snakemake runs, the call rewrites its heartbeat (its start, the last time it was seen);
     a call that ends records itself and removes it, and a leftover heartbeat of a killed call is
-    recorded before the new call starts."""
+    recorded before the new call starts, with the command that unlocks the lock it left."""
     monkeypatch.chdir(tmp_path)
     ladder = lad.parse("latent_lookahead", RAW)
     rung = ladder.rungs[1]
@@ -143,6 +143,8 @@ def test_a_running_call_keeps_a_heartbeat_and_removes_it_when_it_ends(tmp_path, 
     (where / "calls.running" / "x.json").write_text(
         json.dumps({**config, "pid": _dead_pid(), "start": 0.0, "seen": 120.0})
     )
+    (where / ".snakemake/locks").mkdir(parents=True)
+    (where / ".snakemake/locks/0.input.lock").write_text("")  # the killed call's, left behind
     seen = []
 
     class Running:  # Snakemake: still running at the first wait, done at the second
@@ -163,6 +165,10 @@ def test_a_running_call_keeps_a_heartbeat_and_removes_it_when_it_ends(tmp_path, 
     assert list((where / "calls.running").glob("*")) == []
     calls = [json.loads(line) for line in (where / "walls.jsonl").read_text().splitlines()]
     assert [c["rc"] for c in calls] == ["killed", 0] and calls[0]["wall_s"] == 120.0
+    said = capsys.readouterr().out
+    hint = said[said.index("unlock it with: ") + len("unlock it with: ") :].split("\n")[0].split()
+    assert hint[1:5] == ["-m", "snakemake", "--snakefile", str(lad.ROOT / "Snakefile")]
+    assert hint[5:] == ["--configfile", str(where / "rung.yaml"), "--unlock"]
 
 
 def test_a_call_before_the_rung_changed_is_not_in_its_wall_time(tmp_path):
