@@ -55,7 +55,8 @@ HEARTBEAT_S = 60  # how often a running call rewrites its heartbeat (`replikit.p
 
 def _alive(beat: dict) -> bool:
     """Whether the call that wrote `beat` may still run: its process exists (this host), or its
-    heartbeat is recent (another host, a cluster's shared file system)."""
+    heartbeat is recent (another host, a cluster's shared file system). A pid that another process
+    has taken since reads as alive: that call stays unrecorded until the other process ends."""
     if beat.get("host") == socket.gethostname():
         try:
             os.kill(beat["pid"], 0)
