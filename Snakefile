@@ -31,7 +31,7 @@ configfile: "config/config.yaml"
 
 # Stops the run before any job starts, naming the offending key (the enabled papers' own checks too).
 ROOT = Path(workflow.basedir)
-validate_config(config, ROOT / "workflow/schemas/config.schema.yaml", config_errors)
+validate_config(config, ROOT / "workflow/schemas/config.schema.yaml", config_errors, workflow.configfiles)
 
 
 # config key outdir: every output under that folder (each scale but the default has its own, and so

@@ -38,6 +38,23 @@ def pytest_configure(config: pytest.Config) -> None:
     if os.environ.get("PYTEST_XDIST_WORKER"):
         torch.set_num_threads(1)
         os.environ["OMP_NUM_THREADS"] = "1"
+    else:
+        stop_on_config_errors()
+
+
+SCALE_FILES = ("config/config.yaml", "config/smoke.yaml", "config/paper.yaml", "config/preflight.yaml")
+
+
+def stop_on_config_errors() -> None:
+    """A typo in a config file fails every test that loads it: say it once, before any test runs,
+    naming the file and the nearest valid key (replikit.core.config.validate_config)."""
+    from replikit.core.config import ConfigError, load_config
+
+    for name in SCALE_FILES:
+        try:
+            load_config(ROOT / name, ROOT / "workflow/schemas/config.schema.yaml")
+        except ConfigError as e:
+            pytest.exit(f"{name}: {e}\n(no test ran: fix the configuration first)", returncode=4)
 
 
 @pytest.fixture

@@ -1,3 +1,5 @@
+import shutil
+
 import pytest
 import yaml
 
@@ -23,6 +25,26 @@ def test_defaults_fill_nested_sections(root):
 def test_typo_names_the_key(root):
     with pytest.raises(ConfigError, match=r"benign_memorization\.epochz"):
         validate_config({"benign_memorization": {"epochz": 3}}, root / SCHEMA)
+
+
+def test_typo_names_its_file_and_the_nearest_valid_key(root, tmp_path):
+    """A typo in a config file names that file and the key it most likely meant; one in a paper's own
+    config file names that file and its block."""
+    (tmp_path / "c.yaml").write_text("scale: smoke\nseedz: [0]\nbenign_memorization: {epochz: 3}\n")
+    with pytest.raises(ConfigError) as e:
+        load_config(tmp_path / "c.yaml", root / SCHEMA)
+    assert f"unknown config key 'seedz' in {tmp_path / 'c.yaml'}: did you mean 'seeds'?" in str(e.value)
+    assert "'benign_memorization.epochz' in " in str(e.value)
+    assert "did you mean 'benign_memorization.epochs'?" in str(e.value)
+    (tmp_path / "workflow/schemas").mkdir(parents=True)
+    (tmp_path / "config/papers").mkdir(parents=True)
+    schema = tmp_path / "workflow/schemas/config.schema.yaml"
+    schema.write_text((root / SCHEMA).read_text())
+    (tmp_path / "config/papers/toy.yaml").write_text(
+        "smoke: {stepz: 2}\nschema: {type: object, additionalProperties: false, properties: {steps: {}}}\n")
+    with pytest.raises(ConfigError, match=r"'toy.stepz' in config/papers/toy.yaml \(block 'smoke'\): "
+                                          r"did you mean 'toy.steps'\?"):
+        validate_config({"scale": "smoke"}, schema)
 
 
 def test_wrong_type_names_the_key(root):
@@ -88,3 +110,21 @@ def test_a_scale_tree_links_the_base_trees_prepared_data(tmp_path):
     (old / "resources/data").mkdir(parents=True)
     assert share_prepared_data(tmp_path, old) == [old / "resources/downloads"]
     assert not (old / "resources/data").is_symlink()
+
+
+def test_a_config_typo_stops_the_test_run_once_naming_its_file(root, tmp_path, monkeypatch):
+    """tests/conftest.py checks the scale configs before any test runs: a typo is one message (its
+    file, the key and the nearest valid key), not a failure of every test that loads the config."""
+    from tests import conftest
+
+    for part in ("config", "workflow/schemas"):
+        shutil.copytree(root / part, tmp_path / part)
+    smoke = tmp_path / "config/smoke.yaml"
+    smoke.write_text(smoke.read_text() + "\nseedz: [0]\n")
+    monkeypatch.setattr(conftest, "ROOT", tmp_path)
+    with pytest.raises(pytest.exit.Exception) as stop:
+        conftest.stop_on_config_errors()
+    assert stop.value.returncode == 4
+    said = stop.value.msg
+    assert f"config/smoke.yaml: invalid configuration:\n  unknown config key 'seedz' in {smoke}" in said
+    assert "did you mean 'seeds'?" in stop.value.msg

@@ -75,7 +75,7 @@ def test_no_paper_scale_row_is_faithful_where_its_paper_declares_a_departure(roo
     claims = spec.claims(spec.experiments(paper_cfg), paper_cfg)
     keys = {k for c in claims for k in c.uses}
     for claim in claims:
-        concerned = claim_deviations([{"key": d.key} for d in spec.departures], keys, claim.uses)
+        concerned = claim_deviations([{"key": d.key} for d in spec.departures or ()], keys, claim.uses)
         if concerned:
             assert labels[claim.id] == "proxy", (claim.id, concerned)
         elif labels[claim.id] == "faithful":
@@ -90,3 +90,31 @@ def test_declared_departures_make_the_paper_scale_a_proxy(root):
     assert ll["LL-1"] == "faithful"  # 4x4 Sudoku: no declared departure concerns it
     assert _paper_fidelity(root, "cold_posterior")["CPE-6"] == "proxy"  # simulated curation
     assert set(_paper_fidelity(root, "continual_learning").values()) == {"unverified"}
+
+
+def test_a_paper_that_declares_no_departures_is_unverified_until_it_does(root):
+    """Paper(departures=None), the default: every claim reads unverified, naming the missing declaration."""
+    assert registry.get("benign_memorization").departures is None
+    assert set(_paper_fidelity(root, "benign_memorization").values()) == {"unverified"}
+    settings = paper_settings(_cfg(root, "paper.yaml"), "benign_memorization", None)
+    assert any(k.startswith("departures (none declared") for k in settings["unverified"])
+    assert paper_settings(_cfg(root, "paper.yaml"), "benign_memorization", ())["unverified"] == []
+
+
+def test_no_claim_is_faithful_at_a_scale_whose_block_departs_anywhere():
+    """A claim whose own keys match the paper block still reads proxy when another key of the scale
+    departs from it (listing what departs); with no departure at all it may read faithful."""
+    from replikit.scoring.claims import Claim, Part, Source, judge
+
+    src = Source("A sentence.", where="a paper, abstract")
+    claim = Claim("T-1", statement="s", paper_value="1", paper_source="p", statistic="x", rule="r",
+                  measure=lambda r: [Part("x", {s: 1.0 + 0.1 * s for s in range(5)}, 0.0)], uses=("a",),
+                  source=src, figures=("f",))
+    other = Claim("T-2", statement="s", paper_value="1", paper_source="p", statistic="x", rule="r",
+                  measure=lambda r: [Part("x", {s: 1.0 for s in range(5)}, 0.0)], uses=("b",),
+                  source=src, figures=("f",))
+    stats, paper = {"ci_level": 0.9, "min_seeds": 5}, {"cfg": {"a": 1, "b": 2}, "seeds": list(range(5))}
+    same = judge([claim, other], {}, {"a": 1, "b": 2}, stats, paper, list(range(5)))
+    assert [r["fidelity"] for r in same] == ["faithful", "faithful"]
+    rows = judge([claim, other], {}, {"a": 1, "b": 3}, stats, paper, list(range(5)))
+    assert rows[0]["fidelity"] == "proxy" and [d["key"] for d in rows[0]["deviations"]] == ["b"]

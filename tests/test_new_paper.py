@@ -1,6 +1,7 @@
-"""Adding a paper takes two files: the worked example of docs/adding-a-paper.md, written into a copy of
-the repository, runs from its training jobs to a claims row and its figure, and keeps the rules every
-registered paper keeps (its quote, named claim arguments, the declaration check)."""
+"""Adding a paper: the worked example of docs/adding-a-paper.md (three files), written into a fresh copy
+of the repository and run by the page's steps as printed, is green at the first try (the check
+command, then the quick test loop's tests of the paper and of the whole tree), keeps the rules every
+registered paper keeps, and a one-word misquote stops its claims job and publishes nothing."""
 
 from __future__ import annotations
 
@@ -20,21 +21,31 @@ import yaml
 
 from replikit.papers import registry
 from replikit.scoring.claims import KINDS, VERDICTS, Claim, evaluate
+from replikit.scoring.quotes import quote_errors
 from tests.conftest import ROOT
 
 MARK = re.compile(r"<!-- new_paper: (\S+) -->\n```\w+\n(.*?)```", re.S)
 PAGE = ROOT / "docs" / "adding-a-paper.md"
-PAPERS_DIR = (ROOT.parent / "shared" / "papers").resolve()  # the abstracts, as in tests/test_claim_sources.py
 MODULE, CONFIG = "src/replikit/papers/new_paper.py", "config/papers/new_paper.yaml"
+SOURCE = "sources/new_paper.txt"
+STEPS = "steps"  # the page's block of commands, run as printed
 
 
-def example_files() -> dict[str, str]:
-    """The example of docs/adding-a-paper.md: path -> text, for every file of the new paper."""
+def example_blocks() -> dict[str, str]:
+    """The example of docs/adding-a-paper.md: path -> text for every file of the new paper, and its steps."""
     return dict(MARK.findall(PAGE.read_text()))
 
 
-def _squash(text: str) -> str:
-    return re.sub(r"\s+", " ", text).strip()
+def example_files() -> dict[str, str]:
+    """The example's files: path -> text."""
+    return {k: v for k, v in example_blocks().items() if k != STEPS}
+
+
+def example_steps(python: str) -> list[str]:
+    """The page's steps, each a shell line, with `.venv/bin/` taken to this interpreter's."""
+    lines = [line for line in example_blocks()[STEPS].splitlines() if line.strip()]
+    return [line.replace(".venv/bin/python", python).replace(".venv/bin/snakemake", f"{python} -m snakemake")
+            for line in lines]
 
 
 def example_module() -> types.ModuleType:
@@ -59,8 +70,14 @@ def repository_copy(dest: Path) -> Path:
     return dest
 
 
-def test_the_example_is_exactly_two_files_outside_the_tests():
-    assert sorted(example_files()) == [CONFIG, MODULE]
+def test_the_example_is_exactly_three_files_outside_the_tests():
+    assert sorted(example_files()) == [CONFIG, SOURCE, MODULE]
+
+
+def test_the_example_passes_ruff():
+    res = subprocess.run([sys.executable, "-m", "ruff", "check", "--stdin-filename", MODULE, "-"], cwd=ROOT,
+                         input=example_files()[MODULE], capture_output=True, text=True)
+    assert res.returncode == 0, res.stdout
 
 
 def test_the_example_calls_claim_with_named_arguments_after_its_id():
@@ -76,12 +93,9 @@ def test_the_example_keeps_the_rules_of_every_registered_paper(tmp_path):
     cfg = yaml.safe_load(files[CONFIG])["smoke"]
     claims = module.claims(module.experiment_runs(cfg), cfg)
     assert claims and all(isinstance(c, Claim) for c in claims)
-    abstracts = _squash(" ".join(f.read_text(encoding="utf-8", errors="replace")
-                                 for f in sorted(PAPERS_DIR.glob("*.txt"))))
+    (tmp_path / "new_paper.txt").write_text(files[SOURCE])
+    assert quote_errors(claims, [tmp_path / "new_paper.txt"]) == []
     for claim in claims:
-        quote = _squash(claim.source.quote)
-        assert quote in abstracts, f"{claim.id}: quote not found verbatim in ../shared/papers: {quote[:80]}"
-        assert quote.endswith((".", "!", "?")), f"{claim.id}: quote a whole sentence"
         assert ("abstract" in claim.source.where) == claim.source.abstract_only, claim.id
         assert claim.kind in KINDS and (claim.kind != "hypothesis" or claim.reading), claim.id
         assert not (claim.kind == "hypothesis" and claim.source.background), claim.id
@@ -94,36 +108,90 @@ def test_the_example_keeps_the_rules_of_every_registered_paper(tmp_path):
     assert row["verdict"] == "replicated" and row["kind"] == "hypothesis"
 
 
+def _git_checkout(repo: Path) -> None:
+    """Make the copy a git checkout with every file committed (the example's files come after)."""
+    for cmd in (["init", "-q"], ["add", "-A"],
+                ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "copy"]):
+        subprocess.run(["git", *cmd], cwd=repo, check=True, capture_output=True)
+
+
 @pytest.mark.slow
-def test_new_paper_from_the_docs_runs_from_its_two_files_to_a_claims_row(tmp_path):
+def test_new_paper_from_the_docs_is_green_at_the_first_try(tmp_path):
+    """In a fresh copy: a one-word misquote stops the smoke run in np_claims and publishes nothing; then
+    the page's files and steps, as printed, end in a claims row, a passing check and green tests, and the
+    results of the untracked module are dirty in provenance and in the report."""
     repo = repository_copy(tmp_path / "repo")
-    for name, text in example_files().items():
-        (repo / name).write_text(text)
+    _git_checkout(repo)
+    files = example_files()
     env = {**os.environ, "PYTHONPATH": str(repo / "src")}
-    targets = ["results/new_paper/claims.json", "results/new_paper/figures/loss_vs_lr.png"]
-    res = subprocess.run([sys.executable, "-m", "snakemake", *targets, "--cores", "2", "--configfile",
-                          "config/smoke.yaml", "--config", "papers=[new_paper]"],
-                         cwd=repo, env=env, capture_output=True, text=True, timeout=600)
-    assert res.returncode == 0, res.stderr[-4000:]
-    assert "np_train" in res.stderr and "np_claims" in res.stderr
-    out = repo / "scales/smoke"  # the smoke scale's own output tree
-    card = json.loads((out / targets[0]).read_text())
-    assert [c["id"] for c in card["claims"]] == ["NP-1"]
-    row = card["claims"][0]
-    assert row["verdict"] in VERDICTS and row["n_seeds"] == 5 and row["source"]["quote"]
-    assert (out / targets[1]).stat().st_size > 10_000
+    misquoted = files[MODULE].replace("far more slowly", "far more quickly")
+    assert misquoted != files[MODULE]
+    for name, text in {**files, MODULE: misquoted}.items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(text)
+    smoke = [sys.executable, "-m", "snakemake", "--cores", "2", "--configfile", "config/smoke.yaml",
+             "--config", "papers=[new_paper]"]
+    res = subprocess.run(smoke, cwd=repo, env=env, capture_output=True, text=True, timeout=600)
+    out, tree = res.stdout + res.stderr, repo / "scales/smoke"
+    assert res.returncode != 0 and "np_claims" in out
+    assert "claim NP-1: quote not found verbatim" in out and ">>quickly<<" in out, out[-3000:]
+    assert not (tree / "results/new_paper/claims.json").exists()
+    assert not (tree / "results/report/index.md").exists()
+
+    (repo / MODULE).write_text(files[MODULE])
+    for step in example_steps(sys.executable):
+        res = subprocess.run(step, shell=True, cwd=repo, env=env, capture_output=True, text=True, timeout=600)
+        assert res.returncode == 0, f"{step}\n{(res.stdout + res.stderr)[-4000:]}"
+    assert "new_paper: every check passed" in res.stdout
+    card = json.loads((tree / "results/new_paper/claims.json").read_text())
+    (row,) = card["claims"]
+    assert row["id"] == "NP-1" and row["verdict"] in VERDICTS and row["n_seeds"] == 5
+    assert row["fidelity"] == "unverified" and any("departures" in k for k in row["unverified"])
+    (runs,) = card["provenance"]["runs"]
+    assert runs["dirty"] and MODULE in runs["uncommitted"]
+    assert MODULE in card["provenance"]["analysis_uncommitted"]
+    report = (tree / "results/report/index.md").read_text()
+    assert "computed by code that is not committed" in report and MODULE in report
+    assert (tree / "results/new_paper/figures/loss_vs_lr.png").stat().st_size > 10_000
+
+    quick = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m",
+             "not slow and not preflight and not slurm", "-k", "new_paper or rule_index or ruff",
+             "tests/test_claim_sources.py", "tests/test_interface.py", "tests/test_fidelity.py",
+             "tests/test_figure_audit.py", "tests/test_rule_index.py", "tests/test_repository.py"]
+    res = subprocess.run(quick, cwd=repo, env=env, capture_output=True, text=True, timeout=900)
+    assert res.returncode == 0, (res.stdout + res.stderr)[-4000:]
+    assert re.search(r"\d+ passed", res.stdout), res.stdout[-2000:]
 
 
-def test_a_broken_example_stops_before_any_job_naming_the_field(tmp_path):
-    """The example with a rule prefix that breaks the interface: the declaration check names it."""
+BROKEN = {  # a mistake in the example -> (file, old, new, what the dry run must say)
+    "prefix": (MODULE, 'prefix="np"', 'prefix="n_p"',
+               ["paper 'new_paper'", "prefix: 'n_p' is not lowercase letters", "fix:"]),
+    "figure without runs": (MODULE, 'return {"loss_vs_lr": [', 'return {"loss_vs_lrs": [',
+                            ["paper 'new_paper'",
+                             "figures['loss_vs_lr']: experiment_runs(cfg) declares no runs",
+                             "fix: name the figure as its runs' key"]),
+    "config typo": (CONFIG, "  steps: 20\n", "  stepz: 20\n",
+                    ["unknown config key 'new_paper.stepz' in config/papers/new_paper.yaml (block 'smoke')",
+                     "did you mean 'new_paper.steps'?"]),
+}
+
+
+@pytest.mark.parametrize("mistake", sorted(BROKEN))
+def test_a_broken_example_stops_the_dry_run_naming_the_field_and_the_fix(tmp_path, mistake):
+    """Each mistake stops the dry run before any job, with a message that names the field (or file and
+    key) and the fix; nothing is written."""
+    where, old, new, says = BROKEN[mistake]
     repo = repository_copy(tmp_path / "repo")
     for name, text in example_files().items():
-        (repo / name).write_text(text.replace('prefix="np"', 'prefix="n_p"'))
+        assert name != where or old in text
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(text.replace(old, new) if name == where else text)
     env = {**os.environ, "PYTHONPATH": str(repo / "src")}
     res = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--cores", "1", "--configfile",
                           "config/smoke.yaml", "--config", "papers=[new_paper]"],
                          cwd=repo, env=env, capture_output=True, text=True, timeout=300)
     out = res.stdout + res.stderr
     assert res.returncode != 0
-    assert "paper 'new_paper'" in out and "prefix: 'n_p' is not lowercase letters" in out, out[-3000:]
+    assert all(s in out for s in says), out[-3000:]
+    assert "KeyError" not in out and "Traceback" not in out.split("Error")[0]
     assert not (repo / "results").exists() and not (repo / "scales/smoke/results").exists()

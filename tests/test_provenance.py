@@ -2,6 +2,7 @@
 computed by code that has changed since."""
 
 import shutil
+import subprocess
 
 from replikit.core.io import write_json
 from replikit.papers.registry import code_hashes, code_modules, get
@@ -92,3 +93,27 @@ def test_the_commit_is_the_code_repository_s_wherever_the_job_runs(tmp_path, mon
     monkeypatch.chdir(tmp_path)
     state = provenance.git_state()
     assert state["commit"] != "unknown" and len(state["commit"]) == 40
+
+
+def test_code_that_git_does_not_track_or_that_has_changes_is_dirty(tmp_path):
+    """A result computed by a module git does not track (a new paper's, before its first commit), or
+    by one with uncommitted changes, is dirty, and names the file."""
+    from replikit.reporting.provenance import code_files, uncommitted_code
+
+    pkg = tmp_path / "src" / "replikit"
+    (pkg / "papers").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "papers" / "__init__.py").write_text("")
+    (pkg / "papers" / "old.py").write_text("X = 1\n")
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(git + ["init", "-q"], cwd=tmp_path, check=True)
+    subprocess.run(git + ["add", "-A"], cwd=tmp_path, check=True)
+    subprocess.run(git + ["commit", "-qm", "c"], cwd=tmp_path, check=True)
+    code_files.cache_clear()
+    assert uncommitted_code("replikit.papers.old", root=pkg, cwd=tmp_path) == []
+    (pkg / "papers" / "new.py").write_text("from replikit.papers import old\n")
+    assert uncommitted_code("replikit.papers.new", root=pkg, cwd=tmp_path) == ["src/replikit/papers/new.py"]
+    (pkg / "papers" / "old.py").write_text("X = 2\n")
+    assert uncommitted_code("replikit.papers.new", root=pkg, cwd=tmp_path) == [
+        "src/replikit/papers/new.py", "src/replikit/papers/old.py"]
+    assert uncommitted_code("replikit.papers.old", root=pkg, cwd=tmp_path / "not-a-checkout") == []

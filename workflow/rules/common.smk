@@ -2,7 +2,7 @@
 from replikit.core.config import load_config
 from replikit.data.datasets import names as dataset_names
 from replikit.scoring.fidelity import paper_settings
-from replikit.papers.registry import code_hashes, config_errors, get
+from replikit.papers.registry import check_experiments, code_hashes, config_errors, get
 from replikit.papers.interface import dataset_files
 from replikit.papers.glue import stage_inputs, stage_params, stage_resources, wildcard_constraints_of
 
@@ -12,7 +12,7 @@ SCALE = config["scale"]
 SCALE_SHOWN = SCALE + (f" + ladder rung {config['ladder_rung']}" if config.get("ladder_rung") else "")
 # The enabled papers' declarations (replikit.papers.interface), imported and checked here (only
 # these; two with one rule prefix are a DeclarationError); papers.smk generates their rules.
-PAPERS = [get(name) for name in config["papers"]]
+PAPERS = [check_experiments(get(name), config[name]) for name in config["papers"]]
 # Every dataset rule prepare_dataset can make: the built-in ones and those the enabled papers declare.
 DATASETS = dataset_names()
 # Rule-name prefix of each paper's rules (bm_train, ...): the time-limit hint names its config key.

@@ -188,11 +188,13 @@ def _merged(base: dict, over: dict) -> dict:
 Constraints = Callable[[dict], list[str]]
 
 
-def validate_config(config: dict, schema_path: str | Path, constraints: Constraints | None = None) -> dict:
+def validate_config(config: dict, schema_path: str | Path, constraints: Constraints | None = None,
+                    files: list[str | Path] = ()) -> dict:
     """Complete `config` with its papers' settings for its scale, then validate it in place (coercing
     --config strings, filling defaults); raise ConfigError naming every offending key. `constraints`
     (config -> error lines) checks what a schema cannot express once the schema holds: the caller
-    passes the papers' (replikit.papers.registry.config_errors), so this module imports no paper."""
+    passes the papers' (replikit.papers.registry.config_errors), so this module imports no paper.
+    `files`: the config files merged into `config`, in order, so that an unknown key names its file."""
     with_paper_settings(config, schema_path)
     schema = full_schema(schema_path)
     coerce(config, schema, schema)
@@ -206,7 +208,7 @@ def validate_config(config: dict, schema_path: str | Path, constraints: Constrai
     lines = []
     for e in errors:
         if e.validator == "additionalProperties":
-            lines.append(f"unknown config key '{_key(e)}' (typo?)")
+            lines += unknown_key_lines(e, config.get("scale", "default"), schema_path, files)
         else:
             lines.append(f"config key '{_key(e)}': {e.message}")
     if not lines and constraints is not None:
@@ -214,6 +216,47 @@ def validate_config(config: dict, schema_path: str | Path, constraints: Constrai
     if lines:
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(lines))
     return config
+
+
+def _holds(data: object, path: list[str]) -> bool:
+    for part in path:
+        if not isinstance(data, dict) or part not in data:
+            return False
+        data = data[part]
+    return True
+
+
+def key_origin(path: list[str], scale: str, schema_path: str | Path, files: list[str | Path] = ()) -> str:
+    """Where the config key at `path` was set: the last of `files` that sets it, else the paper's own
+    config file (its block of `scale`), else `--config`."""
+    for f in reversed([Path(f) for f in files]):
+        if f.is_file() and _holds(read_yaml(f), path):
+            return str(f)
+    paper = paper_files(schema_path).get(path[0]) if path else None
+    if paper is not None:
+        blocks = paper_file(paper)
+        for block in (scale, BASE_SCALES.get(scale)):
+            if block and _holds(blocks.get(block) or {}, path[1:]):
+                root = Path(schema_path).resolve().parents[2]
+                return f"{paper.relative_to(root) if paper.is_relative_to(root) else paper} (block '{block}')"
+    return "--config or a config file"
+
+
+def unknown_key_lines(error: jsonschema.ValidationError, scale: str, schema_path: str | Path,
+                      files: list[str | Path] = ()) -> list[str]:
+    """One line per unknown key of an additionalProperties error: the key, the file that sets it and
+    the nearest valid key."""
+    import difflib
+
+    path = [str(p) for p in error.absolute_path]
+    valid = sorted(error.schema.get("properties", {}))
+    lines = []
+    for extra in (k for k in error.instance if k not in valid):
+        near = difflib.get_close_matches(str(extra), valid, n=1, cutoff=0.6)
+        hint = f"did you mean '{'.'.join(path + near)}'?" if near else f"valid keys here: {', '.join(valid)}"
+        lines.append(f"unknown config key '{'.'.join(path + [str(extra)])}' in "
+                     f"{key_origin(path + [str(extra)], scale, schema_path, files)}: {hint}")
+    return lines
 
 
 def check_tree_scale(results: Path, scale: str, outdir: str) -> None:
@@ -290,4 +333,4 @@ def read_yaml(path: str | Path) -> dict:
 
 def load_config(path: str | Path, schema_path: str | Path, constraints: Constraints | None = None) -> dict:
     """Read a YAML config file and validate it (`constraints`: see validate_config)."""
-    return validate_config(read_yaml(path), schema_path, constraints)
+    return validate_config(read_yaml(path), schema_path, constraints, [path])

@@ -93,14 +93,16 @@ def draw_figure(sm: Any) -> None:
     records = [read_json(p) for p in runs]
     write_figure_record(sm.output.provenance, sm.rule, _source(fig.func), cfg,
                         [r["device"] for r in records], fig.caption, sm.params.scale, subset, runs,
-                        paper.name, runs_computed_by(records), code_hash(fig.func.__module__))
+                        paper.name, runs_computed_by(records), code_hash(fig.func.__module__),
+                        fig.func.__module__)
 
 
 def score_claims(sm: Any) -> None:
     """A claims job (workflow/scripts/paper_claims.py): judge every claim, write the scorecard."""
     from replikit.core.io import read_json
-    from replikit.reporting.provenance import code_hash, record, runs_computed_by
+    from replikit.reporting.provenance import code_hash, record, runs_computed_by, uncommitted_code
     from replikit.scoring.claims import judge, write_scorecard
+    from replikit.scoring.quotes import check_quotes
 
     paper = get(sm.params.paper)
     cfg, seeds = sm.params.cfg, list(sm.params.seeds)
@@ -110,12 +112,14 @@ def score_claims(sm: Any) -> None:
     errors = claim_figure_errors(paper, claims)
     if errors:
         raise DeclarationError(f"paper {paper.name!r}: " + "; ".join(errors))
+    check_quotes(claims, paper.source_files(), paper.name)  # a misquote publishes nothing
     rows = judge(claims, paper.load_results(files), cfg,
                  sm.params.stats, sm.params.settings, seeds, bool(manifest and manifest.get("subset", False)),
                  sm.params.scale)
     records = [read_json(p) for p in files["metrics"]]
     prov = record(sm.rule, _source(paper.claims), cfg, [r["device"] for r in records])
-    prov.update(runs=runs_computed_by(records), analysis_code=code_hash(paper.claims.__module__))
+    prov.update(runs=runs_computed_by(records), analysis_code=code_hash(paper.claims.__module__),
+                analysis_uncommitted=uncommitted_code(paper.claims.__module__))
     write_scorecard(sm.output[0], paper.name, paper.title, sm.params.scale, manifest, seeds, rows, prov,
                     paper.arxiv)
 

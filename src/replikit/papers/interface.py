@@ -292,12 +292,17 @@ class Paper:
     dataset: Callable[[dict, str | None], str | None] = lambda cfg, figure: None  # manifest to cite
     # Fidelity (replikit.scoring.fidelity): where config/paper.yaml itself departs from the paper (every row a
     # proxy), settings never checked against the paper text, and settings no claim statistic reads.
-    departures: tuple[Departure, ...] = ()
+    # None: not declared yet, and every claim reads `unverified` until they are; () declares that the
+    # paper block follows the paper in every setting.
+    departures: tuple[Departure, ...] | None = None
     unverified: tuple[str, ...] = ()
     figure_only: tuple[str, ...] = ()
     # datasets of the paper's own, beyond the built-in CIFAR-10 and MNIST (replikit.data.datasets): registered
     # when the paper is loaded, prepared by rule prepare_dataset like the built-in ones.
     datasets: tuple[Dataset, ...] = ()
+    # the text files its claims quote, relative to the workflow's root (replikit.scoring.quotes; the claims
+    # job checks every quote against them); () means sources/<name>.txt
+    sources: tuple[str, ...] = ()
     # the cost model of one training job (config block, run name) -> replikit.methods.step_cost.JobPlan,
     # for the plan of the paper scale (python -m replikit.plan; the report's cost section); None: not planned
     cost: Callable[[dict, str], Any] | None = None
@@ -338,6 +343,10 @@ class Paper:
     @property
     def results(self) -> str:
         return f"results/{self.name}"
+
+    def source_files(self) -> list[Path]:
+        """The text files the paper's claims quote (`sources`, default sources/<name>.txt)."""
+        return [CONFIGS.parents[1] / s for s in self.sources or (f"sources/{self.name}.txt",)]
 
     def stage(self, name: str) -> Stage:
         return next(s for s in self.stages if s.name == name)

@@ -38,6 +38,29 @@ def check(paper: Paper, others: Mapping[str, str] | None = None, configs: Path =
     return paper
 
 
+def _name(func: object) -> str:
+    return getattr(func, "__name__", "experiments")
+
+
+def experiment_errors(paper: Paper, cfg: dict) -> list[str]:
+    """Every figure of `paper` for which its experiments at config block `cfg` declare no runs (the
+    figure's runs are `Runs.experiments(cfg)[figure name]`), as `field: problem; fix: ...`."""
+    keys = list(paper.experiments(cfg))
+    return [f"figures[{fig.name!r}]: {_name(paper.runs.experiments)}(cfg) declares no runs for it (its "
+            f"keys: {', '.join(map(repr, keys)) or 'none'}); fix: name the figure as its runs' key, or "
+            f"return {fig.name!r}: [...runs] from {_name(paper.runs.experiments)}" for fig in paper.figures
+            if fig.name not in keys]
+
+
+def check_experiments(paper: Paper, cfg: dict) -> Paper:
+    """`paper`, or DeclarationError when a figure has no runs at config block `cfg` (before any job)."""
+    errors = experiment_errors(paper, cfg)
+    if errors:
+        raise DeclarationError(f"paper {paper.name!r} ({_declared_in(paper.name)}.SPEC) breaks the paper "
+                               "interface:\n  " + "\n  ".join(errors))
+    return paper
+
+
 _REGISTRY: dict[str, Paper] = {}
 
 

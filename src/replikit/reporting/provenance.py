@@ -108,10 +108,25 @@ def run_fingerprint(*parts: object, module: str) -> str:
     return json.dumps([*parts, code_hash(module)], sort_keys=True)
 
 
+def uncommitted_code(*modules: str, root: Path = PACKAGE_ROOT, cwd: str | Path = REPOSITORY) -> list[str]:
+    """The code files of `modules` (`code_files`) that git does not track or that have uncommitted
+    changes, relative to the checkout; [] outside git."""
+    files = [str(p) for p in sorted({p for m in modules for p in code_files(m, root)})]
+    try:
+        out = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all", "--", *files],
+                             cwd=cwd, capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return []
+    return sorted(line[3:].strip() for line in out.splitlines() if line.strip())
+
+
 def computed_by(*modules: str) -> dict:
     """What a run's record says about the code that computed it: when it ran, the commit, whether
-    the tree was dirty, and the hash of the modules' code (`code_hash`)."""
-    return {**git_state(), "code": code_hash(*modules),
+    the tree was dirty (its tracked files changed, or the modules' own code untracked or changed:
+    `uncommitted`, the files), and the hash of the modules' code (`code_hash`)."""
+    state, changed = git_state(), uncommitted_code(*modules)
+    return {**state, "dirty": state["dirty"] or bool(changed), "uncommitted": changed,
+            "code": code_hash(*modules),
             "ran": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
 
 
@@ -146,9 +161,11 @@ def runs_computed_by(records: list[dict]) -> list[dict]:
     groups: dict[tuple, dict] = {}
     for r in records:
         c = r.get("computed_by") or {}
-        k = (c.get("module"), c.get("rule"), c.get("commit"), c.get("dirty"), c.get("code"))
-        g = groups.setdefault(k, dict(zip(("module", "rule", "commit", "dirty", "code"), k, strict=True),
-                                      n_runs=0, first=c.get("ran"), last=c.get("ran")))
+        k = (c.get("module"), c.get("rule"), c.get("commit"), c.get("dirty"), c.get("code"),
+             tuple(c.get("uncommitted") or ()))
+        fields = dict(zip(("module", "rule", "commit", "dirty", "code"), k[:5], strict=True))
+        g = groups.setdefault(k, dict(fields, uncommitted=list(k[5]), n_runs=0, first=c.get("ran"),
+                                      last=c.get("ran")))
         g["n_runs"] += 1
         if c.get("ran"):
             g["first"] = min(filter(None, (g["first"], c["ran"])))
@@ -176,15 +193,29 @@ def stale(prov: dict, today: dict[str, str]) -> list[str]:
     return notes
 
 
+def uncommitted(prov: dict) -> list[str]:
+    """Which results in a scorecard's or figure's provenance were computed by code that git does not
+    track or that had uncommitted changes (the files, and the module whose code they are); [] when none."""
+    notes = [f"{g['n_runs']} run(s) of {g.get('module')} computed by code not committed: "
+             f"{', '.join(g['uncommitted'])}; commit it and rerun to know which code computed them"
+             for g in prov.get("runs") or [] if isinstance(g, dict) and g.get("uncommitted")]
+    for key in ("analysis_uncommitted", "figure_uncommitted"):
+        if prov.get(key):
+            notes.append(f"{key.split('_')[0]} code not committed: {', '.join(prov[key])}")
+    return notes
+
+
 def write_figure_record(path: str, rule: str, script: str, config: dict, devices: list[str],
                         caption: str, scale: str, subset: bool, inputs: list[str], paper: str,
-                        runs: list[dict] | None = None, figure_code: str | None = None) -> dict:
+                        runs: list[dict] | None = None, figure_code: str | None = None,
+                        figure_module: str | None = None) -> dict:
     """Write `<figure>.provenance.json`: what the report shows beside each figure. `git_commit` is
     the commit that drew it; `runs` (runs_computed_by) the commits and code that computed its runs."""
     from replikit.core.io import write_json
 
     rec = {**record(rule, script, config, devices), "paper": paper, "caption": caption, "scale": scale,
            "subset": subset, "inputs": [str(p) for p in inputs], "runs": runs or [],
-           "figure_code": figure_code}
+           "figure_code": figure_code, "figure_uncommitted": uncommitted_code(figure_module) if figure_module
+           else []}
     write_json(path, rec)
     return rec

@@ -17,7 +17,7 @@ import markupsafe
 
 from replikit.core.io import read_json, write_text
 from replikit.core.text import human
-from replikit.reporting.provenance import stale
+from replikit.reporting.provenance import stale, uncommitted
 from replikit.scoring.claims import FIDELITIES
 from replikit.scoring.fidelity import describe
 
@@ -227,6 +227,7 @@ def load_inputs(claims_paths: list[str], figure_paths: list[str], benchmark_path
     papers = [with_deviation_text(read_json(p)) for p in claims_paths]
     for card in papers:
         card["stale"] = stale(card.get("provenance") or {}, code or {})
+        card["uncommitted"] = uncommitted(card.get("provenance") or {})
     figures = []
     for png in figure_paths:
         p = Path(png)
@@ -234,6 +235,7 @@ def load_inputs(claims_paths: list[str], figure_paths: list[str], benchmark_path
         figures.append({"name": p.stem, "paper": prov["paper"], "path": str(p),
                         "data": base64.b64encode(p.read_bytes()).decode(), "caption": prov["caption"],
                         "provenance": prov, "stale": stale(prov, code or {}),
+                        "uncommitted": uncommitted(prov),
                         "computed_at": computed_at(prov)})
     link_claims_and_figures(papers, figures)
     forests = [{"paper": Path(f).stem, "file": Path(f).name,

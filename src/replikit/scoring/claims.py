@@ -15,9 +15,11 @@ between two conditions of the same seed) and a threshold with a direction. Two v
 Each claim also gets a *fidelity* label with the deviations of this run's settings from
 `config/paper.yaml` that concern it, plus the departures `config/paper.yaml` itself makes from the
 paper (declared by the paper, with reasons; replikit.scoring.fidelity): `faithful`, `proxy` (any deviation
-or departure), `unverified` (no deviation, but settings that were never checked against the paper
-text) or `preflight` (the budget-cut pipeline check, inconclusive by design). Magnitude is compared
-only where fidelity is `faithful`; elsewhere the paper's number is "not comparable".
+or departure, and every claim of a scale whose settings depart from the paper block anywhere),
+`unverified` (no deviation, but settings that were never checked against the paper text, or a paper
+that has not declared its departures) or `preflight` (the budget-cut pipeline check, inconclusive by
+design). Magnitude is compared only where fidelity is `faithful`; elsewhere the paper's number is
+"not comparable".
 
 Every claim carries its `source`: the paper's sentence it tests, verbatim, and where it stands. Its
 `kind` is `paper` when that sentence states the claim in the same direction, `hypothesis` when the
@@ -259,11 +261,14 @@ def claim_fidelity(claim: Claim, experiment_keys: set[str], deviations: list[dic
 
 def evaluate(claims: list[Claim], results: dict, level: float = 0.90, min_seeds: int = 5,
              cfg: dict | None = None, deviations: list[dict] | None = None,
-             unverified: list[str] | None = None, preflight: bool = False) -> list[dict]:
+             unverified: list[str] | None = None, preflight: bool = False,
+             scale_deviations: list[dict] | None = None) -> list[dict]:
     """Measure and judge every claim. `cfg` is the paper's config (for `not_measurable`);
     `deviations` are this run's deviations from the paper's settings and the departures the paper
     settings themselves make (replikit.scoring.fidelity); `unverified` the settings never checked against
-    the paper text; `preflight` marks the budget-cut pipeline check (every row inconclusive)."""
+    the paper text; `preflight` marks the budget-cut pipeline check (every row inconclusive);
+    `scale_deviations`: every way this scale's block departs from the paper block, of which any one
+    keeps every claim from reading `faithful`."""
     experiment_keys = {k for c in claims for k in c.uses}
     rows = []
     for claim in claims:
@@ -286,6 +291,8 @@ def evaluate(claims: list[Claim], results: dict, level: float = 0.90, min_seeds:
                          f"one-sided level {(1 - level) / 2:g}")
         fidelity, devs, unchecked = claim_fidelity(claim, experiment_keys, deviations or [], unverified or [],
                                                    preflight)
+        if fidelity == "faithful" and scale_deviations:  # never faithful where this scale departs anywhere
+            fidelity, devs = "proxy", list(scale_deviations)
         if fidelity != "faithful":  # a number from another setting says nothing about this one's size
             for p in parts:
                 if p.paper_value is not None and p.magnitude != "inconclusive":
@@ -313,10 +320,10 @@ def judge(claims: list[Claim], results: dict, cfg: dict, stats: dict, paper: dic
     the paper's own (`paper`: {"cfg": its config section, "seeds": its seeds, and what the paper
     declares: "departures" of its own settings from the paper, "unverified" settings, "figure_only"
     settings that no statistic reads})."""
-    devs = deviations(cfg, paper["cfg"], list(seeds), paper["seeds"], subset, paper.get("figure_only", ()))
-    devs += [dict(d) for d in paper.get("departures", ())]
+    scale_devs = deviations(cfg, paper["cfg"], list(seeds), paper["seeds"], subset, paper.get("figure_only", ()))
+    devs = scale_devs + [dict(d) for d in paper.get("departures", ())]
     return evaluate(claims, results, stats["ci_level"], stats["min_seeds"], cfg, devs,
-                    list(paper.get("unverified", ())), preflight=scale == PREFLIGHT)
+                    list(paper.get("unverified", ())), preflight=scale == PREFLIGHT, scale_deviations=scale_devs)
 
 
 def write_scorecard(path: str, paper: str, title: str, scale: str, manifest: dict | None,

@@ -19,6 +19,9 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 NOT_SETTINGS = ("resources", "checkpoint_every", "benchmark")
+# What a paper that has not declared its departures (Paper(departures=None)) lists as unverified.
+UNDECLARED = ("departures (none declared: Paper(departures=...) lists how config/paper.yaml departs from the "
+              "paper)")
 
 
 @dataclass(frozen=True)
@@ -32,13 +35,15 @@ class Departure:
     reason: str
 
 
-def paper_settings(paper_config: dict, section: str, departures: tuple[Departure, ...] = (),
+def paper_settings(paper_config: dict, section: str, departures: tuple[Departure, ...] | None = (),
                    unverified: tuple[str, ...] = (), figure_only: tuple[str, ...] = ()) -> dict:
     """One paper's own config section and seeds (from the validated `config/paper.yaml`), with what
-    the paper declares about them (see the module docstring)."""
+    the paper declares about them (see the module docstring). `departures` None: not declared, so
+    every claim is unverified (UNDECLARED) until they are."""
     own = paper_config[section]
     return {"cfg": own, "seeds": own.get("seeds") or paper_config["seeds"],
-            "departures": [asdict(d) for d in departures], "unverified": list(unverified),
+            "departures": [asdict(d) for d in departures or ()],
+            "unverified": list(unverified) + ([UNDECLARED] if departures is None else []),
             "figure_only": list(figure_only)}
 
 
