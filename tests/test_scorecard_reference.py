@@ -36,3 +36,17 @@ def test_a_changed_verdict_a_moved_number_and_a_vanished_part_are_each_one_line(
     write_json(tmp_path / "claims.json", card)
     assert main(["check", str(tmp_path / "claims.json"), "--reference", str(tmp_path / "ref.json")]) == 1
     assert "verdict 'replicated' -> 'not replicated'" in capsys.readouterr().out
+
+
+def test_the_reference_holds_each_parts_stability_and_a_reference_without_it_is_named():
+    card = _card()
+    card["claims"][1]["parts"][0]["stability"] = 0.8567
+    ref = summarize([card])
+    assert ref["papers"]["p"]["P-2"]["parts"]["acc"]["stability"] == 0.857
+    assert ref["papers"]["p"]["P-1"]["parts"]["gap"]["stability"] is None
+    assert compare(ref, summarize([card])) == []
+    old = copy.deepcopy(ref)
+    del old["papers"]["p"]["P-2"]["parts"]["acc"]["stability"]
+    assert compare(old, summarize([card])) == [
+        "p P-2 [acc]: the reference holds no stability for it (written before stability was judged): "
+        "write the reference again"]

@@ -36,6 +36,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
 from replikit.scoring.fidelity import claim_deviations, deviations
+from replikit.scoring.stability import fragile, stability
 from replikit.scoring.stats import min_seeds_for, sign_flip_pvalue, t_interval
 
 VERDICTS = ("replicated", "not replicated", "inconclusive")
@@ -72,6 +73,8 @@ class Part:
     n_seeds: int = 0  # seeds with this statistic
     n_agree: int = 0  # seeds strictly on the claimed side of the threshold
     all_equal: bool = False  # every seed gives the same value: a zero-width interval, no spread to judge
+    # the probability that 5 fresh seeds give the same verdict (replikit.scoring.stability); None: not known
+    stability: float | None = None
 
     def evidence(self) -> str:
         """The row's evidence beside its interval: how many seeds agree with the claimed side, the
@@ -84,6 +87,9 @@ class Part:
         if self.all_equal:
             text += ("; every seed gives the same value, so the bracket has zero width and is not a "
                      "confidence interval: the verdict rests on the sign-flip test alone")
+        if self.stability is not None:
+            text += (f"; the same verdict at 5 fresh seeds: {self.stability:.2f}"
+                     + (" (fragile)" if fragile(self.stability) else ""))
         return text
 
     def decide(self, level: float, min_seeds: int) -> Part:
@@ -114,6 +120,13 @@ class Part:
         else:
             self.verdict = "inconclusive"
         self.magnitude = self._magnitude(len(values))
+        return self
+
+    def judge_stability(self, level: float, min_seeds: int) -> Part:
+        """Set `stability` (replikit.scoring.stability) for a part judged on enough seeds."""
+        if self.n_seeds >= max(min_seeds, min_seeds_for(level)) and not self.no_evidence:
+            values = [float(self.per_seed[s]) for s in sorted(self.per_seed)]
+            self.stability = stability(values, self.verdict, self.threshold, self.direction, level, min_seeds)
         return self
 
     def _magnitude(self, n: int) -> str:
@@ -204,6 +217,10 @@ class Claim:
     not_measurable: Callable[[dict], str] | None = field(default=None, repr=False)
     caveat: str = ""
     figures: tuple[str, ...] = ()
+    # where the threshold or margin the verdict rests on is drawn: (figure, axis) pairs, e.g.
+    # (("optimum_vs_depth", "y"),); that figure draws it with reporting.plotting.claim_line/claim_band,
+    # keyed with the claim id (tests/test_figure_audit.py checks both sides)
+    drawn: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -262,13 +279,14 @@ def claim_fidelity(claim: Claim, experiment_keys: set[str], deviations: list[dic
 def evaluate(claims: list[Claim], results: dict, level: float = 0.90, min_seeds: int = 5,
              cfg: dict | None = None, deviations: list[dict] | None = None,
              unverified: list[str] | None = None, preflight: bool = False,
-             scale_deviations: list[dict] | None = None) -> list[dict]:
+             scale_deviations: list[dict] | None = None, with_stability: bool = False) -> list[dict]:
     """Measure and judge every claim. `cfg` is the paper's config (for `not_measurable`);
     `deviations` are this run's deviations from the paper's settings and the departures the paper
     settings themselves make (replikit.scoring.fidelity); `unverified` the settings never checked against
     the paper text; `preflight` marks the budget-cut pipeline check (every row inconclusive);
     `scale_deviations`: every way this scale's block departs from the paper block, of which any one
-    keeps every claim from reading `faithful`."""
+    keeps every claim from reading `faithful`; `with_stability`: give each part its stability (the
+    claims job does; the null simulations, which judge thousands of draws, do not need it)."""
     experiment_keys = {k for c in claims for k in c.uses}
     rows = []
     for claim in claims:
@@ -278,6 +296,8 @@ def evaluate(claims: list[Claim], results: dict, level: float = 0.90, min_seeds:
         else:
             try:
                 parts = [p.decide(level, min_seeds) for p in claim.measure(results)]
+                if with_stability:
+                    parts = [p.judge_stability(level, min_seeds) for p in parts]
             except KeyError as e:  # a run, condition or metric the claim needs is missing: a bug
                 raise MissingResult(f"claim {claim.id}: missing {e} in the results. Every run and "
                                     "metric a claim reads must exist; declare `not_measurable` for "
@@ -308,6 +328,8 @@ def evaluate(claims: list[Claim], results: dict, level: float = 0.90, min_seeds:
             magnitude=combine_magnitudes([p.magnitude for p in parts]) if parts else "not measured",
             fidelity=fidelity, deviations=devs, unverified=unchecked,
             measurable=not reason, n_seeds=n_seeds, ci_level=level, note="; ".join(notes),
+            stability=min((p.stability for p in parts if p.stability is not None), default=None),
+            fragile=any(fragile(p.stability) for p in parts),
             parts=[_json_ready({**asdict(p), "evidence": p.evidence()}) for p in parts],
         )
         rows.append(row)
@@ -320,10 +342,12 @@ def judge(claims: list[Claim], results: dict, cfg: dict, stats: dict, paper: dic
     the paper's own (`paper`: {"cfg": its config section, "seeds": its seeds, and what the paper
     declares: "departures" of its own settings from the paper, "unverified" settings, "figure_only"
     settings that no statistic reads})."""
-    scale_devs = deviations(cfg, paper["cfg"], list(seeds), paper["seeds"], subset, paper.get("figure_only", ()))
+    scale_devs = deviations(cfg, paper["cfg"], list(seeds), paper["seeds"], subset,
+                            paper.get("figure_only", ()))
     devs = scale_devs + [dict(d) for d in paper.get("departures", ())]
     return evaluate(claims, results, stats["ci_level"], stats["min_seeds"], cfg, devs,
-                    list(paper.get("unverified", ())), preflight=scale == PREFLIGHT, scale_deviations=scale_devs)
+                    list(paper.get("unverified", ())), preflight=scale == PREFLIGHT,
+                    scale_deviations=scale_devs, with_stability=True)
 
 
 def write_scorecard(path: str, paper: str, title: str, scale: str, manifest: dict | None,

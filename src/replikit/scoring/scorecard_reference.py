@@ -1,11 +1,11 @@
 """The committed smoke scorecard: a guard against verdicts that drift silently between commits.
 
-`tests/reference/smoke_scorecard.json` holds every smoke claim's verdict and each part's verdict and
-mean. CI's smoke run compares its scorecards with it (tests/test_workflow.py) and fails on any
-changed verdict, on a claim or part that appeared or vanished, and on a mean that moved by more than
-TOLERANCE, printing one line per difference. The smoke DAG is deterministic on one CPU type, so the
-tolerance only absorbs floating-point differences between machines; a real change of the numbers
-is far larger.
+`tests/reference/smoke_scorecard.json` holds every smoke claim's verdict and each part's verdict,
+mean and stability (replikit.scoring.stability; shown, not guarded beyond its presence). CI's smoke
+run compares its scorecards with it (tests/test_workflow.py) and fails on any changed verdict, on a
+claim or part that appeared or vanished, and on a mean that moved by more than TOLERANCE, printing
+one line per difference. The smoke DAG is deterministic on one CPU type, so the tolerance only
+absorbs floating-point differences between machines; a real change of the numbers is far larger.
 
 Updating the reference is a deliberate commit whose message says why:
 
@@ -32,10 +32,15 @@ def summarize(cards: list[dict]) -> dict:
     for card in sorted(cards, key=lambda c: c["paper"]):
         papers[card["paper"]] = {
             c["id"]: {"verdict": c["verdict"],
-                      "parts": {p["label"]: {"verdict": p["verdict"], "mean": p["mean"]} for p in c["parts"]}}
+                      "parts": {p["label"]: {"verdict": p["verdict"], "mean": p["mean"],
+                                             "stability": _rounded(p.get("stability"))} for p in c["parts"]}}
             for c in card["claims"]}
     scales = sorted({card["scale"] for card in cards})
     return {"scale": ",".join(scales), "tolerance": TOLERANCE, "papers": papers}
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 3)
 
 
 def _moved(ref: float | None, now: float | None, tol: dict) -> bool:
@@ -72,6 +77,9 @@ def compare(reference: dict, current: dict) -> list[str]:
                 if rp[label]["verdict"] != cp[label]["verdict"]:
                     lines.append(f"{paper} {cid} [{label}]: verdict {rp[label]['verdict']!r} -> "
                                  f"{cp[label]['verdict']!r}")
+                if "stability" not in rp[label] and cp[label].get("stability") is not None:
+                    lines.append(f"{paper} {cid} [{label}]: the reference holds no stability for it "
+                                 "(written before stability was judged): write the reference again")
                 if _moved(rp[label]["mean"], cp[label]["mean"], tol):
                     lines.append(f"{paper} {cid} [{label}]: mean {rp[label]['mean']} -> {cp[label]['mean']} "
                                  f"(tolerance {tol['absolute']:g} + {tol['relative']:g} x |reference|)")
