@@ -1,4 +1,4 @@
-"""A plain training loop with a progress bar, divergence detection and checkpoint/resume.
+"""A plain training loop with one `[progress]` line per epoch, divergence detection and checkpoint/resume.
 
 The loop knows nothing about papers: it draws a permutation per epoch from a CPU
 generator, hands each index batch to `loss_fn`, steps the optimizer and calls

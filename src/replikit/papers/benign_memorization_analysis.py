@@ -68,23 +68,44 @@ def load_layers(paths: list[str | Path]) -> pd.DataFrame:
 
 # ---------------------------------------------------------------- figures
 
+UNTRAINED = "untrained network"
+
+
+def _meaning(spec: RunSpec) -> tuple:
+    """The order of conditions by what they are (label noise, then no augmentation before any, then K),
+    never by the order of runs or specs."""
+    return (spec.noise, spec.augmentation != "none", spec.augmentation,
+            float("inf") if spec.n_augs is None else spec.n_augs, spec.label_per_view)
+
+
+def condition_colours(specs: list[RunSpec]) -> dict:
+    """One colour per condition, bound by its meaning (`_meaning`); the untrained network in grey."""
+    colours = plotting.colour_map(label(s) for s in sorted(specs, key=_meaning))
+    return {**colours, UNTRAINED: (0.5, 0.5, 0.5)}
+
 
 def figure_probe_vs_epoch(hist: pd.DataFrame, specs: list[RunSpec], out: Path, scale: str,
                           subset: bool) -> pd.DataFrame:
     names = {s.name: label(s) for s in specs}
     df = hist[hist["run"].isin(names)].assign(condition=lambda d: d["run"].map(names))
+    colours = condition_colours(specs)
+    hue = {"hue_order": [c for c in colours if c in set(df["condition"])], "palette": colours}
     fig, axes = plotting.new_figure(2)
     untrained = df[df["epoch"] == 0]["probe_acc"].mean()
     sns.lineplot(df, x="epoch", y="probe_acc", hue="condition", errorbar=SEED_CI, marker="o",
-                 ax=axes[0, 0])
-    axes[0, 0].axhline(untrained, ls="--", c="grey", label="untrained network")
+                 ax=axes[0, 0], **hue)
+    axes[0, 0].axhline(untrained, ls="--", c=colours[UNTRAINED], label=UNTRAINED)
     axes[0, 0].set(ylabel="k-NN probe test accuracy", title="probe")
     axes[0, 0].legend(fontsize=7)
     sns.lineplot(df, x="epoch", y="train_acc_clean", hue="condition", errorbar=SEED_CI,
-                 marker="o", ax=axes[0, 1], legend=False)
+                 marker="o", ax=axes[0, 1], legend=False, **hue)
+    plotting.claim_line(axes[0, 1], "BM-1", MEMORIZED,
+                        f"'memorized' bar ({MEMORIZED:.0%}, 100% random labels)", ls=":")
     axes[0, 1].set(ylabel="train accuracy on its labels", title="memorization", ylim=(0, 1.02))
-    plotting.save(fig, out, "Benign memorization: probe and training accuracy over training",
-                  scale, subset)
+    axes[0, 1].legend(fontsize=7, loc="lower right")
+    noise = " and ".join(f"{round(n * 100)}%" for n in sorted({s.noise for s in specs}))
+    plotting.save(fig, out, f"Benign memorization: probe and training accuracy over training ({noise} random "
+                  "labels drawn)", scale, subset)
     return df
 
 
@@ -93,17 +114,19 @@ def figure_probe_per_layer(layers: pd.DataFrame, specs: list[RunSpec], out: Path
     names = {s.name: label(s) for s in specs}
     df = layers[layers["run"].isin(names)].assign(condition=lambda d: d["run"].map(names))
     untrained = (df.groupby(["stage", "depth", "seed"], as_index=False)["untrained_probe_acc"].mean()
-                 .assign(condition="untrained network", probe_acc=lambda d: d["untrained_probe_acc"]))
-    both = pd.concat([df, untrained], ignore_index=True).sort_values("depth")
+                 .assign(condition=UNTRAINED, probe_acc=lambda d: d["untrained_probe_acc"]))
+    both = pd.concat([df, untrained], ignore_index=True).sort_values("depth", kind="stable")
     order = list(dict.fromkeys(both["stage"]))
+    colours = condition_colours(specs)
+    drawn = [c for c in colours if c in set(both["condition"])]  # the dodge follows this order too
     fig, axes = plotting.new_figure(2, width=5.5)
-    sns.pointplot(both, x="stage", y="probe_acc", hue="condition", order=order,
-                  errorbar=SEED_CI, dodge=0.3, ax=axes[0, 0])
+    sns.pointplot(both, x="stage", y="probe_acc", hue="condition", order=order, hue_order=drawn,
+                  palette=colours, errorbar=SEED_CI, dodge=0.3, ax=axes[0, 0])
     axes[0, 0].set(ylabel="k-NN probe test accuracy", title="features (true labels)")
     axes[0, 0].tick_params(axis="x", rotation=45)
     axes[0, 0].legend(fontsize=7)
-    sns.pointplot(df, x="stage", y="random_label_knn", hue="condition", order=order,
-                  errorbar=SEED_CI, dodge=0.3, ax=axes[0, 1], legend=False)
+    sns.pointplot(df, x="stage", y="random_label_knn", hue="condition", order=order, hue_order=drawn,
+                  palette=colours, errorbar=SEED_CI, dodge=0.3, ax=axes[0, 1], legend=False)
     axes[0, 1].set(ylabel="LOO k-NN acc. (training labels)",
                    title="memorization (training labels)")
     axes[0, 1].tick_params(axis="x", rotation=45)
@@ -114,7 +137,7 @@ def figure_probe_per_layer(layers: pd.DataFrame, specs: list[RunSpec], out: Path
 def _by_k(final: pd.DataFrame, specs: list[RunSpec]) -> tuple[pd.DataFrame, list[str]]:
     names = {s.name: k_label(s) for s in specs}
     df = final[final["run"].isin(names)].assign(K=lambda d: d["run"].map(names))
-    return df, [k_label(s) for s in specs]
+    return df, [k_label(s) for s in sorted(specs, key=_meaning)]  # K in its numeric order
 
 
 def figure_augmentation_diversity(final: pd.DataFrame, specs: list[RunSpec], out: Path, scale: str,
@@ -142,7 +165,7 @@ def figure_capacity(final: pd.DataFrame, specs: list[RunSpec], out: Path, scale:
     fig, axes = plotting.new_figure(1)
     sns.pointplot(df, x="K", y="train_acc_views", order=order, errorbar=SEED_CI, ax=axes[0, 0])
     axes[0, 0].axhline(1 / num_classes, ls="--", c="grey", label="chance")
-    axes[0, 0].axhline(MEMORIZED, ls=":", c="black", label=f"memorized ({MEMORIZED:.0%})")
+    plotting.claim_line(axes[0, 0], "BM-5", MEMORIZED, f"'memorized' bar ({MEMORIZED:.0%})", ls=":")
     axes[0, 0].set(xlabel="augmentations per image, each with its own random label (K)",
                    ylabel="train accuracy on (view, label) pairs", ylim=(0, 1.02))
     axes[0, 0].legend(fontsize=7)
@@ -151,18 +174,6 @@ def figure_capacity(final: pd.DataFrame, specs: list[RunSpec], out: Path, scale:
 
 
 # ---------------------------------------------------------------- claims
-
-
-def _noise_drop(lay: pd.DataFrame, clean: str, noisy: str, stage: str | None) -> dict[int, float]:
-    """Per seed: probe accuracy of the clean-label run minus the random-label run at one stage
-    (`None`: the first stage)."""
-    sel = lay[lay["run"].isin([clean, noisy])]
-    for run in (clean, noisy):
-        if not (sel["run"] == run).any():
-            raise KeyError(f"{run} layer probes")
-    stage = stage or sel.sort_values("depth")["stage"].iloc[0]
-    at = sel[sel["stage"] == stage].pivot(index="seed", columns="run", values="probe_acc")
-    return {int(s): float(at.loc[s, clean] - at.loc[s, noisy]) for s in at.index}
 
 
 def _no_clean_runs(cfg: dict) -> str:
@@ -250,7 +261,7 @@ def claims(runs: dict[str, list[RunSpec]], augmentation: str) -> list[Claim]:
               "labels.", "~100% train accuracy (" + QUAL + ")", SOURCE + ", abstract and Sec. 2",
               "final training accuracy on the random labels of the un-augmented training images",
               f"lower CI bound > {MEMORIZED}", bm1, source=BENIGN, uses=("probe_vs_epoch",),
-              figures=("probe_vs_epoch",)),
+              figures=("probe_vs_epoch",), drawn=(("probe_vs_epoch", "y"),)),
         Claim("BM-2", "Its k-NN probe accuracy is far above the untrained network and above the same "
               "network trained on random labels without augmentation.",
               "'highly non-trivial performance under nearest neighbour probing' (" + QUAL + ")",
@@ -286,7 +297,7 @@ def claims(runs: dict[str, list[RunSpec]], augmentation: str) -> list[Claim]:
               caveat="exposure confound: every K trains the same number of epochs, so each (view, "
               "label) pair is seen about epochs/K times; a drop at large K can come from less exposure "
               "alone, not only from insufficient capacity",
-              figures=("capacity",)),
+              figures=("capacity",), drawn=(("capacity", "y"),)),
         Claim("BM-6", "Preceding layers' features are largely unaffected by label noise; the damage is in "
               "the last layers.", "'preceding layers encode performant features which remain largely "
               "unaffected by the label noise' (abstract; qualitative, no number)", WHERE,
@@ -318,8 +329,10 @@ def load_results(files: dict[str, list[str]]) -> dict[str, pd.DataFrame]:
 
 FIGURES = (
     Figure("probe_vs_epoch", "k-NN probe test accuracy (left) and training accuracy on the (random) training "
-           "labels (right) over training, for 0% and 100% random labels with and without augmentation; "
-           "dashed: the untrained network. Bands: 90% t-interval over seeds.",
+           "labels (right) over training, with and without augmentation, for each label-noise level the "
+           "configuration runs (the title names them: 0% and 100% random labels at the default scale, 100% "
+           "only at smoke); dashed: the untrained network; dotted: BM-1's 'memorized' bar. Bands: 90% "
+           "t-interval over seeds.",
            figure_probe_vs_epoch, "history"),
     Figure("probe_per_layer", "k-NN probe test accuracy at each stage of the final networks (left; conv maps "
            "average-pooled to 2x2) and leave-one-out k-NN agreement with the training labels (right), which "

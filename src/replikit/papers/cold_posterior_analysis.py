@@ -139,7 +139,8 @@ def figure_temperature_sweep(df: pd.DataFrame, specs: list[RunSpec], out: Path, 
     fig, axes = plotting.new_figure(2)
     # one colour per condition for the chains and their SGD baseline alike (seaborn's own hue order
     # is the order in which runs appear, which the config does not fix)
-    palette = plotting.colour_map(names.values())
+    by_meaning = sorted(specs, key=lambda s: (s.augmentation != "none", s.augmentation))
+    palette = plotting.colour_map(names[s.name] for s in by_meaning)
     for ax, metric in zip(axes[0], ("accuracy", "nll"), strict=True):
         sns.lineplot(d[d["T"] > 0], x="T", y=metric, hue="condition", hue_order=list(palette),
                      palette=palette, marker="o", errorbar=SEED_CI, ax=ax)
@@ -170,19 +171,28 @@ def figure_curation(df: pd.DataFrame, specs: list[RunSpec], out: Path, scale: st
     return table
 
 
+TEMPERING = ("temper posterior", "temper likelihood", "temper prior")  # the prior figure's arms, in order
+
+
 def figure_prior(df: pd.DataFrame, specs: list[RunSpec], out: Path, scale: str, subset: bool) -> pd.DataFrame:
     scales = sorted({s for s in specs if s.temper == "posterior"}, key=lambda s: s.prior)
     main = [s for s in specs if s.temper != "posterior"]
     fig, axes = plotting.new_figure(2)
+    # one colour and line style per tempering, bound by its meaning: the left panel tempers the whole
+    # posterior, as the right panel's "temper posterior"
+    colours = plotting.colour_map(TEMPERING)
     table = _cpe_table(df, scales, lambda s: s.prior)
-    sns.pointplot(table, x="x", y="cpe", errorbar=SEED_CI, ax=axes[0, 0])
+    sns.pointplot(table, x="x", y="cpe", errorbar=SEED_CI, ax=axes[0, 0], color=colours["temper posterior"],
+                  label="temper posterior")
     axes[0, 0].axhline(0, c="grey", lw=0.8)
     axes[0, 0].set(xlabel="prior std (Gaussian on all weights)", ylabel="CPE: NLL(T=1) - best NLL",
                    title="CPE against the prior scale")
     ref = [s for s in scales if main and s.prior == main[0].prior]
     names = {s.name: f"temper {s.temper}" for s in ref + main}
     d = df[df["run"].isin(names) & (df["T"] > 0)].assign(tempering=lambda x: x["run"].map(names))
-    sns.lineplot(d, x="T", y="nll", hue="tempering", marker="o", errorbar=SEED_CI, ax=axes[0, 1])
+    drawn = [t for t in TEMPERING if t in set(d["tempering"])]
+    sns.lineplot(d, x="T", y="nll", hue="tempering", style="tempering", errorbar=SEED_CI, ax=axes[0, 1],
+                 hue_order=drawn, palette=colours, **plotting.style_args(TEMPERING), markersize=6)
     _log_t_axis(axes[0, 1])
     axes[0, 1].set(ylabel="test NLL", title="what T tempers")
     plotting.save(fig, out, "Cold posterior: the role of the prior", scale, subset)
@@ -215,12 +225,13 @@ def figure_invariance(df: pd.DataFrame, specs: list[RunSpec], out: Path, scale: 
     names = {s.name: (model_label[s.model], f"K={s.n_augs}") for s in specs}
     d = df[df["run"].isin(names) & (df["T"] > 0)].assign(
         model=lambda x: x["run"].map(lambda r: names[r][0]), K=lambda x: x["run"].map(lambda r: names[r][1]))
-    sns.lineplot(d, x="T", y="nll", hue="model", style="K", errorbar=None, marker="o", ax=axes[0, 1],
-                 hue_order=list(colours), palette=colours,
-                 style_order=sorted(d["K"].unique(), key=lambda k: int(k[2:])))
+    # K by line style and marker both (solid dots, dashed squares ...), so that the keys differ at a glance
+    sns.lineplot(d, x="T", y="nll", hue="model", style="K", errorbar=None, ax=axes[0, 1],
+                 hue_order=list(colours), palette=colours, markersize=6,
+                 **plotting.style_args(sorted(d["K"].unique(), key=lambda k: int(k[2:]))))
     _log_t_axis(axes[0, 1])
     axes[0, 1].set(ylabel="test NLL (seed mean)", title="NLL against T")
-    axes[0, 1].legend(fontsize=6)
+    axes[0, 1].legend(fontsize=6, handlelength=3.5, loc="lower right")
     plotting.save(fig, out, "Cold posterior: invariance and K augmentations (Bachmann et al.)", scale, subset)
     return table
 

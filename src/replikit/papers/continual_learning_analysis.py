@@ -142,15 +142,25 @@ def _mode_label(r: pd.Series) -> str:
 
 
 def figure_forgetting_vs_width(df: pd.DataFrame, specs: list[RunSpec], out: Path, scale: str,
-                               subset: bool) -> pd.DataFrame:
+                               subset: bool, cfg: dict | None = None) -> pd.DataFrame:
     d = df[df["run"].isin([s.name for s in specs])].copy()
     d["parameterization"] = d.apply(_mode_label, axis=1)
+    # one colour per parameterization by what it is (NTP, then muP by gamma0), never by the runs' order
+    modes = d.drop_duplicates("parameterization").sort_values("gamma0", na_position="first", kind="stable")
+    colours = plotting.colour_map(sorted(modes["parameterization"], key=lambda m: m != "NTP"))
     fig, axes = plotting.new_figure(3, width=4.3)
     for ax, col, lab in zip(axes[0], ("CFr", "CF_loss", "LA"),
                             ("relative forgetting CFr (accuracy)", "forgetting on the loss CF_loss",
                              "learning accuracy LA"), strict=True):
         sns.lineplot(d, x="width", y=col, hue="parameterization", errorbar=SEED_CI, marker="o", ax=ax,
-                     legend=col == "CFr")
+                     legend=col == "CFr", hue_order=list(colours), palette=colours)
+        mup = d[d["mode"] != "ntp"]
+        if col == "CFr" and cfg is not None and len(mup):  # CL-2: muP's CFr stays within its margin
+            at = mup[mup["width"] == mup["width"].min()]["CFr"].mean()
+            tol = cfg["cl2_tolerance"]
+            plotting.claim_band(ax, "CL-2", at - tol, at + tol, f"margin +-{tol:g} around muP's CFr at the "
+                                f"smallest width")
+            ax.legend(fontsize=7)
         ax.set(xscale="log", xlabel="width N", ylabel=lab)
         ax.set_xticks(sorted(d["width"].unique()), [str(w) for w in sorted(d["width"].unique())])
     plotting.save(fig, out, f"Forgetting vs width: {stream_label(specs[0].stream)}", scale, subset)
@@ -197,13 +207,27 @@ def figure_similarity(df: pd.DataFrame, specs: list[RunSpec], out: Path, scale: 
     return d.merge(best[["run", "seed", "optimal gamma0"]], on=["run", "seed"])
 
 
+REGIMES = {"seq": "sequential (error after the last task)", "joint": "joint (all tasks at once)"}
+
+
 def figure_joint_vs_sequential(df: pd.DataFrame, specs: list[RunSpec], out: Path, scale: str,
                                subset: bool) -> pd.DataFrame:
     d = df[df["run"].isin([s.name for s in specs])].copy()
-    d["training"] = d["regime"].map({"seq": "sequential (error after the last task)",
-                                     "joint": "joint (all tasks at once)"})
+    d["training"] = d["regime"].map(REGIMES)
+    colours = plotting.colour_map(REGIMES.values())
     fig, axes = plotting.new_figure(1, width=5.5)
-    sns.lineplot(d, x="gamma0", y="error", hue="training", errorbar=SEED_CI, marker="o", ax=axes[0, 0])
+    sns.lineplot(d, x="gamma0", y="error", hue="training", errorbar=SEED_CI, marker="o", ax=axes[0, 0],
+                 hue_order=[r for r in colours if r in set(d["training"])], palette=colours)
+    grid = sorted(d["gamma0"].unique())
+    for regime in [r for r in colours if r in set(d["training"])]:  # each curve's best gamma0 (seed mean)
+        mean = d[d["training"] == regime].groupby("gamma0")["error"].mean()
+        best = float(mean.idxmin())
+        edge = len(grid) > 1 and best in (grid[0], grid[-1])
+        axes[0, 0].plot([best], [mean[best]], ls="none", marker="o", ms=12, mew=1.5, mec=colours[regime],
+                        mfc="none" if edge else colours[regime], zorder=5,
+                        label=f"{regime}: lowest mean error" + (" at an end of the grid (hollow: a bound, "
+                                                                 "not a located optimum)" if edge else ""))
+    axes[0, 0].legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2))
     axes[0, 0].set(xscale="log", xlabel="gamma0 (muP)", ylabel="test error (mean over tasks)")
     plotting.save(fig, out, f"Joint vs sequential training: {stream_label(specs[0].stream)}, "
                   f"N={specs[0].width}", scale, subset)
@@ -284,7 +308,7 @@ def margins_from_curves(curves: dict[str, dict[int, dict[float, float]]], cfg: d
 
 
 def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
-    """CL-1..CL-5 for the run names of this configuration; results = {"items": load_items(...)}."""
+    """CL-1..CL-7 for the run names of this configuration; results = {"items": load_items(...)}."""
     ntp, mup = runs["forgetting_vs_width"]
     gamma_runs = sorted(runs["forgetting_vs_gamma"], key=lambda s: s.width)
     sims = sorted(runs["similarity"], key=lambda s: s.permuted_fraction)  # most similar first
@@ -392,7 +416,7 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
               "NTP's width effect on CFr in a pilot on seeds no verdict uses (CL2_MARGIN_RULE; config "
               "cl2_tolerance, config/pilots/continual_learning.<scale>.json)", cl2, source=WIDTH,
               uses=("width_sweep", "main_width", "cl2_tolerance"),
-              figures=("forgetting_vs_width",)),
+              figures=("forgetting_vs_width",), drawn=(("forgetting_vs_width", "y"),)),
         Claim("CL-3", "At fixed large width, forgetting increases with gamma0 (from the lazy to the rich "
               "regime).", "forgetting grows with feature-learning strength (" + QUAL + ")",
               SOURCE + ", Sec. 4 / Fig. 2",
@@ -446,7 +470,8 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
 FIGURES = (
     Figure("forgetting_vs_width", "Relative forgetting CFr (accuracy), forgetting measured on the test loss, "
            "and learning accuracy LA against the width N, for NTP and for muP at a fixed gamma0 (equal at "
-           "N = N0). Bands: 90% t-interval over seeds.", figure_forgetting_vs_width, "items"),
+           "N = N0). Bands: 90% t-interval over seeds. Grey (left): CL-2's margin (`cl2_tolerance`) around "
+           "muP's mean CFr at the smallest width.", figure_forgetting_vs_width, "items", takes_config=True),
     Figure("forgetting_vs_gamma", "Forgetting CF, learning accuracy LA, average accuracy AA (after the last "
            "task) and forgetting on the loss against gamma0 under muP, one line per width: the lazy-rich "
            "transition. Bands: 90% t-interval over seeds.", figure_forgetting_vs_gamma, "items"),
@@ -457,7 +482,9 @@ FIGURES = (
            "items"),
     Figure("joint_vs_sequential", "Test error (1 - mean accuracy over the tasks) against gamma0 for joint "
            "training on all tasks at once (same number of SGD steps) and for sequential training (after the "
-           "last task). Bands: 90% t-interval over seeds.", figure_joint_vs_sequential, "items"),
+           "last task). Large circles: each curve's lowest mean error, hollow where it sits at an end of the "
+           "gamma0 grid (a bound, not a located optimum). Bands: 90% t-interval over seeds.",
+           figure_joint_vs_sequential, "items"),
 )
 
 # ---------------------------------------------------------------- cost (the plan)

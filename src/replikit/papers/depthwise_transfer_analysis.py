@@ -169,19 +169,52 @@ def _log2_axis(ax, values, label: str) -> None:
         ax.set_xticks(sorted(values), [f"{v:g}" for v in sorted(values)])
 
 
+def _mark_optima(ax, sel: pd.DataFrame, hue: str, colours: dict, margin: tuple[str, float] | None) -> None:
+    """Each network's mean optimum (the parabola vertex, over the seeds where it is located) as a
+    triangle at the foot of the panel in its colour, hollow where some seed's optimum sits at an end of
+    the grid; and, for `margin` = (claim, decades), the claim's margin around the first (reference)
+    network's mean optimum, shaded on the x axis."""
+    import numpy as np
+
+    from replikit.reporting import plotting
+
+    ref = None
+    for level in [lv for lv in colours if lv in set(sel[hue])]:
+        runs = sel[sel[hue] == level]["run"].unique()
+        opts = [v for run in runs for v in optima(sel, run).values()]
+        located = [v for v in opts if v is not None]
+        if not located:
+            continue
+        mean = float(np.mean(located))
+        ref = mean if ref is None else ref
+        full = len(located) == len(opts)
+        ax.plot([10 ** mean], [0.03], marker="^", ms=8, ls="none", transform=ax.get_xaxis_transform(),
+                color=colours[level], mfc=colours[level] if full else "white", clip_on=False,
+                label=None if full else f"{hue} {level}: optimum of {len(located)} of {len(opts)} seeds "
+                "(the others at an end of the grid)")
+    if margin is not None and ref is not None:
+        claim, tol = margin
+        plotting.claim_band(ax, claim, 10 ** (ref - tol), 10 ** (ref + tol),
+                            f"margin +-{tol:g} decades around the narrowest optimum", axis="x")
+
+
 def _loss_panels(df: pd.DataFrame, specs: list[Sweep], out: Path, scale: str, subset: bool, hue: str,
-                 title: str) -> pd.DataFrame:
+                 title: str, margins: dict[str, tuple[str, float]] | None = None) -> pd.DataFrame:
     from replikit.reporting import plotting
     from replikit.reporting.plotting import SEED_CI, sns
 
     d = df[df["run"].isin([s.name for s in specs])].copy()
     fig, axes = plotting.new_figure(len(BRANCHES), width=4.8)
     top = d["train_loss"].max()
+    hue_args = plotting.hue_args(d[hue], ordered=True)  # the same colour per depth (width) in both panels
     for ax, (branch, label) in zip(axes[0], BRANCHES.items(), strict=True):
         sel = d[d["branch"] == branch]
         sns.lineplot(sel, x="lr", y="train_loss", hue=hue, errorbar=SEED_CI, marker="o", ax=ax,
-                     palette="viridis", legend="full")
+                     legend="full", **hue_args)
         ax.axhline(CHANCE_LOSS, ls=":", c="grey", lw=0.8)
+        if margins is not None:
+            _mark_optima(ax, sel, hue, hue_args["palette"], margins.get(branch))
+            ax.legend(fontsize=7, title=hue, loc="upper center", bbox_to_anchor=(0.5, -0.27), ncol=2)
         ax.set(title=label, ylabel="final training loss (capped at ln 10)", ylim=(None, top + 0.05))
         _log2_axis(ax, sel["lr"].unique(), "base learning rate eta0")
     plotting.save(fig, out, title, scale, subset)
@@ -196,10 +229,12 @@ def figure_loss_vs_lr_depth(df: pd.DataFrame, specs: list[Sweep], out: Path, sca
 
 
 def figure_loss_vs_lr_width(df: pd.DataFrame, specs: list[Sweep], out: Path, scale: str,
-                            subset: bool = False) -> pd.DataFrame:
+                            subset: bool = False, cfg: dict | None = None) -> pd.DataFrame:
     depth = specs[0].depth
+    margins = {"sqrtl": ("DT-3", cfg["margins"]["DT-3"]), "one": ("DT-4", cfg["margins"]["DT-4"])} \
+        if cfg is not None else None
     return _loss_panels(df, specs, out, scale, subset, "width",
-                        f"Training loss against learning rate, one curve per width (depth {depth})")
+                        f"Training loss against learning rate, one curve per width (depth {depth})", margins)
 
 
 def figure_optimum_vs_depth(df: pd.DataFrame, specs: list[Sweep], out: Path, scale: str,
@@ -225,25 +260,30 @@ def figure_optimum_vs_depth(df: pd.DataFrame, specs: list[Sweep], out: Path, sca
     s = pd.DataFrame(summary, columns=["parameterization", "depth", "mean", "ci_low", "ci_high"])
     fig, axes = plotting.new_figure(1, width=5.6)
     ax = axes[0, 0]
+    # one colour (and one side of the depth tick) per parameterization, bound by its meaning (BRANCHES'
+    # order), for the seeds' dots, the means and the legend alike; never by the order of runs or specs
+    colours = plotting.colour_map(BRANCHES.values())
+    side = dict(zip(colours, (0.96, 1.04), strict=True))
     if d["located"].any():
         sns.stripplot(d[d["located"]], x="depth", y="log10_optimal_lr", hue="parameterization", ax=ax,
-                      native_scale=True, log_scale=(2, False), dodge=False, alpha=0.45, legend=False)
+                      hue_order=list(colours), palette=colours, native_scale=True, log_scale=(2, False),
+                      dodge=False, alpha=0.45, legend=False)
     else:
         ax.text(0.5, 0.5, "no optimum located: every best learning rate at an end of the grid",
                 ha="center", va="center", transform=ax.transAxes, fontsize=8)
-    for i, (param, g) in enumerate(s.groupby("parameterization")):
-        g = g.sort_values("depth")
+    for param in [p for p in colours if p in set(s["parameterization"])]:
+        g = s[s["parameterization"] == param].sort_values("depth")
         err = [g["mean"] - g["ci_low"].fillna(g["mean"]), g["ci_high"].fillna(g["mean"]) - g["mean"]]
-        ax.errorbar(g["depth"] * (1.04 if i else 0.96), g["mean"], yerr=err, marker="o", capsize=3,
-                    label=param)
+        ax.errorbar(g["depth"] * side[param], g["mean"], yerr=err, marker="o", capsize=3, label=param,
+                    color=colours[param])
     lgs = sorted(math.log10(x) for x in df["lr"].unique())
     for y in lgs:
         ax.axhline(y, c="grey", lw=0.4, ls=":")
     ref = s[(s["parameterization"] == BRANCHES["sqrtl"]) & (s["depth"] == s["depth"].min())] if len(s) else s
     if cfg is not None and len(ref):  # DT-1's margin around the shallowest depth's mean optimum
         y0, tol = float(ref["mean"].iloc[0]), cfg["margins"]["DT-1"]
-        ax.axhspan(y0 - tol, y0 + tol, color="grey", alpha=0.12, lw=0,
-                   label=f"DT-1 margin: +-{tol} decades around L={int(ref['depth'].iloc[0])}")
+        plotting.claim_band(ax, "DT-1", y0 - tol, y0 + tol,
+                            f"margin +-{tol} decades around L={int(ref['depth'].iloc[0])}", alpha=0.12)
     if len(s):
         ax.legend(fontsize=8)
     ax.set(ylabel="log10 optimal eta0 (parabola vertex)", ylim=(lgs[0] - 0.1, lgs[-1] + 0.1))
@@ -258,9 +298,12 @@ FIGURES = (
            "depth, at the base width: muP with residual branches scaled by 1/sqrt(L) (left, the paper's "
            "parameterization) and plain muP residuals (right). Diverged runs count as the chance loss ln 10 "
            "(dotted). Bands: 90% t-interval over seeds.", figure_loss_vs_lr_depth, "sweeps"),
-    Figure("loss_vs_lr_width", "The same across widths at a fixed depth: muP transfers the learning rate "
-           "across width with or without the depth scaling. Bands: 90% t-interval over seeds.",
-           figure_loss_vs_lr_width, "sweeps"),
+    Figure("loss_vs_lr_width", "The same across widths at a fixed depth. Triangles: each width's mean "
+           "loss-optimal eta0 (the parabola vertex; hollow where some seed's best eta0 sits at an end of the "
+           "grid); grey: DT-3's (left) and DT-4's (right) margin (`margins`) around the narrowest width's "
+           "mean optimum. Whether the optimum transfers across width is those claims' verdict, which this "
+           "figure illustrates but does not decide. Bands: 90% t-interval over seeds.",
+           figure_loss_vs_lr_width, "sweeps", takes_config=True),
     Figure("optimum_vs_depth", "log10 of the loss-optimal eta0 per seed (dots; the vertex of a parabola "
            "through the best grid point and its two neighbours, dotted lines: the grid) and its mean with a "
            "90% Student-t interval over seeds, against depth, for both parameterizations. Seeds whose best "
@@ -372,7 +415,7 @@ def claims(runs: dict[str, list[Sweep]], cfg: dict) -> list[Claim]:
               equiv_rule("DT-1"), transfer(by_depth[("sqrtl", lo)], by_depth[("sqrtl", hi)],
                                            f"{sq}: log10 optimal eta0, L={hi} minus L={lo}", "DT-1"),
               source=TRANSFER, uses=("depths", "margins"),
-              figures=("loss_vs_lr_depth", "optimum_vs_depth")),
+              figures=("loss_vs_lr_depth", "optimum_vs_depth"), drawn=(("optimum_vs_depth", "y"),)),
         Claim("DT-2", "Without the depth scaling (plain muP residuals), the optimal learning rate does not "
               "transfer across depths: it moves more with depth than with the 1/sqrt(L) branches.",
               "optimum shifts with depth under muP (" + QUAL + ")", SOURCE + ", abstract",
@@ -389,7 +432,7 @@ def claims(runs: dict[str, list[Sweep]], cfg: dict) -> list[Claim]:
               equiv_rule("DT-3"), transfer(by_width[("sqrtl", n_lo)], by_width[("sqrtl", n_hi)],
                                            f"{sq}: log10 optimal eta0, N={n_hi} minus N={n_lo}", "DT-3"),
               source=TRANSFER, uses=("width_sweep", "margins"),
-              figures=("loss_vs_lr_width",)),
+              figures=("loss_vs_lr_width",), drawn=(("loss_vs_lr_width", "x"),)),
         Claim("DT-4", "Under plain muP (no depth scaling) the loss-optimal learning rate stays the same "
               "across widths.", "muP transfers across width (" + QUAL + ")", SOURCE + ", abstract",
               f"per seed: log10 optimal eta0 at width {n_hi} minus at width {n_lo}, plain muP, depth {wd}"
@@ -397,7 +440,7 @@ def claims(runs: dict[str, list[Sweep]], cfg: dict) -> list[Claim]:
               transfer(by_width[("one", n_lo)], by_width[("one", n_hi)],
                        f"plain muP: log10 optimal eta0, N={n_hi} minus N={n_lo}", "DT-4"),
               source=MUP_WIDTH, uses=("width_sweep", "margins"),
-              figures=("loss_vs_lr_width",)),
+              figures=("loss_vs_lr_width",), drawn=(("loss_vs_lr_width", "x"),)),
         Claim("DT-5", "Without the depth scaling, the optimal learning rate moves down as depth grows.",
               "direction of the shift (" + QUAL + ")", SOURCE + ", abstract",
               f"per seed: log10 optimal eta0 at L={hi} minus at L={lo}, plain muP, width {cfg['base_width']}"

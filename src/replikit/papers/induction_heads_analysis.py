@@ -179,7 +179,7 @@ def figure_accuracy_curves(df: pd.DataFrame, specs: list[Train], out: Path, scal
 
 
 def figure_emergence_scaling(df: pd.DataFrame, specs: list[Train], out: Path, scale: str,
-                             subset: bool = False) -> pd.DataFrame:
+                             subset: bool = False, cfg: dict | None = None) -> pd.DataFrame:
     """Emergence time against context length (log-log): every run, each seed's fitted line, and the
     slope-2 reference through the runs' geometric mean; censored runs drawn at the cap."""
     fig, axes = plotting.new_figure(1, width=6.4, height=4.2)
@@ -201,6 +201,14 @@ def figure_emergence_scaling(df: pd.DataFrame, specs: list[Train], out: Path, sc
         x0, y0 = np.exp(np.log(timed["context"]).mean()), np.exp(np.log(timed["emergence_step"]).mean())
         ax.plot(grid, y0 * (grid / x0) ** 2, ls="--", color=colours["slope 2 reference"], lw=1.2,
                 label="slope 2 reference")
+        if cfg is not None:  # IH-1's band of exponents and IH-2's bound, through the same point
+            m = cfg["margins"]["exponent"]
+            ax.fill_between(grid, y0 * (grid / x0) ** (2 - m), y0 * (grid / x0) ** (2 + m), color="grey",
+                            alpha=0.15, lw=0, gid=plotting.CLAIM_GID.format("IH-1"),
+                            label=f"IH-1: exponents 2 +- {m:g}")
+            ax.plot(grid, y0 * (grid / x0), ls=":", color="black", lw=1.2,
+                    gid=plotting.CLAIM_GID.format("IH-2"),
+                    label="IH-2: slope 1 (the exponent must exceed it)")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     contexts = sorted(int(n) for n in df["context"].unique())
@@ -208,8 +216,12 @@ def figure_emergence_scaling(df: pd.DataFrame, specs: list[Train], out: Path, sc
     ax.set(xlabel="context length N (item-label pairs)", ylabel="emergence time (SGD steps)")
     ax.legend()
     slopes = [s for s, _ in fits.values()]
-    title = ("Emergence time against context length" +
-             (f": fitted exponent {np.mean(slopes):.2f} (mean of {len(slopes)} seeds)" if slopes else ""))
+    why = span_reason(cfg) if cfg is not None else ""
+    if why:  # IH-1 and IH-2 reject an exponent here: the title gives none
+        title = f"Emergence time against context length: no exponent at this scale ({why.split(';')[0]})"
+    else:
+        title = ("Emergence time against context length" +
+                 (f": fitted exponent {np.mean(slopes):.2f} (mean of {len(slopes)} seeds)" if slopes else ""))
     plotting.save(fig, out, title, scale, subset)
     table = df[["seed", "context", "emergence_step", "censored", "cap"]].copy()
     table["fitted_exponent"] = table["seed"].map({s: f[0] for s, f in fits.items()})
@@ -251,8 +263,11 @@ FIGURES = (
     Figure("emergence_scaling", "Emergence time against context length N, log-log: every run (dots), "
            "each seed's least-squares line (IH-1's and IH-2's statistic is its slope), and a slope-2 "
            "line through the runs' geometric mean (dashed). A run that had not emerged by the cap is "
-           "censored: drawn as an open triangle at the cap, and its seed has no fit.",
-           figure_emergence_scaling, "runs"),
+           "censored: drawn as an open triangle at the cap, and its seed has no fit. Grey: IH-1's band of "
+           "exponents 2 +- the margin (`margins.exponent`); dotted: IH-2's bound, slope 1; both through the "
+           "same point. Where the contexts span too small a factor for an exponent (IH-1 and IH-2 not "
+           "measurable), the title gives none.",
+           figure_emergence_scaling, "runs", takes_config=True),
     Figure("trajectory_pca", "Principal directions of the parameter trajectory within the emergence "
            "window (0.5 to 1.5 times the emergence time): each direction's share of the variance of the "
            "evenly spaced parameter snapshots, per context length (bands: 90% t-interval over seeds), "
@@ -317,13 +332,13 @@ def claims(runs: dict[str, list[Train]], cfg: dict) -> list[Claim]:
               "it at those contexts",
               caveat="the bound is asymptotic in N: at short contexts lower-order terms lower the fitted "
               "exponent, so a slope below 2 - margin at these N is not evidence against the bound",
-              figures=("emergence_scaling", "accuracy_curves")),
+              figures=("emergence_scaling", "accuracy_curves"), drawn=(("emergence_scaling", "y"),)),
         Claim("IH-2", "The emergence time grows faster than linearly in the context length.",
               "quadratic (" + QUAL + ")", SOURCE + ", abstract", exponent, "CI of the exponent > 1", ih2,
               source=QUADRATIC, uses=("contexts", "vocab", "lr", "batch_size", "max_steps"),
               not_measurable=span_reason,
               reading="the contrast that can fail: a quadratic bound rules out linear growth",
-              figures=("emergence_scaling",)),
+              figures=("emergence_scaling",), drawn=(("emergence_scaling", "y"),)),
         Claim("IH-3", "The parameter trajectory around emergence is lower-dimensional than a random walk: "
               f"its top {TOP} principal directions explain more of its variance than a random walk's.",
               "3 dimensions account for the emergence (" + QUAL + ")", SOURCE + ", abstract",

@@ -95,11 +95,6 @@ def all_runs(cfg: dict) -> list[RunSpec]:
     return unique_runs(experiment_runs(cfg))
 
 
-def tasks_used(cfg: dict) -> list[str]:
-    """Tasks whose data the configured runs need (data is generated only for those)."""
-    return sorted({r.task for r in all_runs(cfg)})
-
-
 # Keys of the paper's config that define a training run of a task; other tasks' settings,
 # experiment lists and resources are left out, so editing them retrains nothing.
 def training_config(cfg: dict, task: str) -> dict:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from replikit.papers import latent_lookahead as ll
@@ -71,10 +72,6 @@ def exact_match(final: pd.DataFrame, run: str) -> dict[int, float]:
     return per_seed(final, run, "exact_match")
 
 
-def method_label(row: pd.Series) -> str:
-    return row["method"] if row["method"] == "ntp" else f"{row['method']} (tau={row['tau']})"
-
-
 # ---------------------------------------------------------------- figures
 
 
@@ -117,9 +114,11 @@ def figure_accuracy_table(final: pd.DataFrame, specs: list[RunSpec], out: Path, 
                ylabel="exact match (%)", ylim=EXACT_YLIM, xlim=(-0.5, 2.5))
         if task in ran:
             _say_if_floor(ax, sub["exact_match_pct"])
-        ax.legend(fontsize=7, loc="lower right")
-    plotting.save(fig, out, "Latent lookahead: exact match by method (ours: bars, 90% t-interval; paper: "
-                  "stars)", scale, False)
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.1))  # below: it covers no bar
+    seeds = int(df.groupby(["task", "method"]).size().max()) if len(df) else 0
+    ours = "bars, 90% t-interval" if seeds > 1 else f"bars and dots, {seeds} seed: no interval"
+    plotting.save(fig, out, f"Latent lookahead: exact match by method (ours: {ours}; paper: stars)", scale,
+                  False)
     return table
 
 
@@ -162,12 +161,20 @@ def figure_tau_scaling(final: pd.DataFrame, specs: list[RunSpec], out: Path, sca
     return df
 
 
+def _arm_index(line, colours: dict) -> int | None:
+    """The position in METHOD_ORDER of the method a line is drawn in (by its colour), or None."""
+    from matplotlib.colors import to_rgb
+
+    rgb = to_rgb(line.get_color())
+    return next((i for i, m in enumerate(METHOD_ORDER) if np.allclose(to_rgb(colours[m]), rgb)), None)
+
+
 def figure_training_curves(hist: pd.DataFrame, specs: list[RunSpec], out: Path, scale: str) -> pd.DataFrame:
     """Per task: held-out exact match (top) and the training loss (bottom, log scale) against step,
     per method; for lookahead also its two terms on a fixed training batch (next-token and latent),
     so that a plateau and a late fall can be seen in each arm's own loss."""
     df = _selected(hist, specs)
-    tasks = list(dict.fromkeys(s.task for s in specs))
+    tasks = [t for t in pl.TASKS if t in {s.task for s in specs}]  # the paper's order, not the specs'
     plotting.set_style()
     plt = plotting.pyplot()
     fig, axes = plt.subplots(2, len(tasks), figsize=(4.4 * len(tasks), 6.4), squeeze=False)
@@ -176,14 +183,21 @@ def figure_training_curves(hist: pd.DataFrame, specs: list[RunSpec], out: Path, 
         sub = df[df["task"] == task]
         top, bottom = axes[0, i], axes[1, i]
         drawn = [m for m in METHOD_ORDER if m in set(sub["method"])]  # the legend names only these
-        sns.lineplot(sub, x="step", y="exact_match_pct", hue="method", hue_order=drawn,
-                     palette=colours, errorbar=SEED_CI, marker="o", ax=top, legend=i == 0)
+        # each method its own line style and marker too (large to small), so that arms on top of one
+        # another (all at 0 % exact match) still show
+        styles = {k: v for k, v in plotting.style_args(METHOD_ORDER).items() if k != "style_order"}
+        sns.lineplot(sub, x="step", y="exact_match_pct", hue="method", hue_order=drawn, style="method",
+                     style_order=drawn, palette=colours, errorbar=SEED_CI, ax=top, legend=i == 0,
+                     markersize=5, **styles)
+        for line in top.lines:  # the earlier arm drawn larger, under the later ones
+            line.set_markersize({0: 9, 1: 6.5}.get(_arm_index(line, colours), 4.5))
         top.set(title=TASK_LABELS[task], ylabel="held-out exact match (%)", ylim=EXACT_YLIM)
         _say_if_floor(top, sub["exact_match_pct"])
         loss = sub[sub["step"] > 0] if "train_loss" in sub else sub.iloc[:0]
         if len(loss):
-            sns.lineplot(loss, x="step", y="train_loss", hue="method", hue_order=drawn,
-                         palette=colours, errorbar=SEED_CI, ax=bottom, legend=False)
+            sns.lineplot(loss, x="step", y="train_loss", hue="method", hue_order=drawn, style="method",
+                         style_order=drawn, markers=styles["markers"], dashes=False, palette=colours,
+                         errorbar=SEED_CI, ax=bottom, legend=False)  # markers: a run of one epoch shows
         la = sub[sub["method"] == "lookahead"]
         terms = (("next_token_loss", "--", "next-token term"), ("latent_loss", ":", "latent term"))
         for col, style, name in terms:

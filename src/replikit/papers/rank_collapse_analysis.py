@@ -98,6 +98,13 @@ def _init_rows(df: pd.DataFrame, specs: list[RunSpec]) -> pd.DataFrame:
     return df[df["run"].isin([s.name for s in specs])].copy()
 
 
+def _arms(specs: list[RunSpec]) -> tuple[list[str], dict]:
+    """The architectures drawn, in an order fixed by what they are (their labels sorted: post-LN before
+    pre-LN, alpha=1 before alpha=1/sqrt(L)), and one colour each, the same in every figure."""
+    order = sorted({s.label for s in specs})
+    return order, plotting.colour_map(order)
+
+
 def _log2_depth_axis(ax, depths) -> None:
     ax.set_xscale("log", base=2)
     ax.set_xticks(sorted(depths), [str(int(d)) for d in sorted(depths)])
@@ -106,13 +113,13 @@ def _log2_depth_axis(ax, depths) -> None:
 def figure_similarity_vs_depth(df: pd.DataFrame, specs: list[RunSpec], out: Path, scale: str,
                                subset: bool = False) -> pd.DataFrame:
     d = _init_rows(df, specs)
-    order = [s.label for s in specs]
+    order, colours = _arms(specs)
     fig, axes = plotting.new_figure(2, width=4.8)
     for ax, col, lab in zip(axes[0], ("similarity", "stable_rank"),
                             ("mean cosine similarity between tokens", "stable rank ||X||_F^2 / ||X||_2^2"),
                             strict=True):
-        sns.lineplot(d, x="depth", y=col, hue="architecture", hue_order=order, errorbar=SEED_CI,
-                     marker="o", ax=ax, legend=col == "similarity")
+        sns.lineplot(d, x="depth", y=col, hue="architecture", hue_order=order, palette=colours,
+                     errorbar=SEED_CI, marker="o", ax=ax, legend=col == "similarity")
         ax.set(xlabel="depth L", ylabel=lab)
         _log2_depth_axis(ax, d["depth"].unique())
     axes[0, 0].set_ylim(-0.05, 1.05)
@@ -124,13 +131,13 @@ def figure_similarity_vs_depth(df: pd.DataFrame, specs: list[RunSpec], out: Path
 def figure_gradients_vs_depth(df: pd.DataFrame, specs: list[RunSpec], out: Path, scale: str,
                               subset: bool = False) -> pd.DataFrame:
     d = _init_rows(df, specs)
-    order = [s.label for s in specs]
+    order, colours = _arms(specs)
     fig, axes = plotting.new_figure(4, width=3.9)
     panels = (("grad_q", "|grad W_Q| (mean over layers)"), ("grad_k", "|grad W_K| (mean over layers)"),
               ("grad_v", "|grad W_V| (mean over layers)"), ("log_ratio_q", "log10 |grad W_Q| / |grad W_V|"))
     for ax, (col, lab) in zip(axes[0], panels, strict=True):
-        sns.lineplot(d, x="depth", y=col, hue="architecture", hue_order=order, errorbar=SEED_CI,
-                     marker="o", ax=ax, legend=col == "grad_q")
+        sns.lineplot(d, x="depth", y=col, hue="architecture", hue_order=order, palette=colours,
+                     errorbar=SEED_CI, marker="o", ax=ax, legend=col == "grad_q")
         ax.set(xlabel="depth L", ylabel=lab)
         if col != "log_ratio_q":
             ax.set_yscale("log")
@@ -164,19 +171,19 @@ def figure_gradient_ratio_vs_dk(df: pd.DataFrame, specs: list[RunSpec], out: Pat
 def figure_training_loss(df: pd.DataFrame, specs: list[RunSpec], out: Path, scale: str,
                          subset: bool = False, cfg: dict | None = None) -> pd.DataFrame:
     d = df[df["run"].isin([s.name for s in specs])].copy()
-    order = [s.label for s in specs]
+    order, colours = _arms(specs)
     fig, axes = plotting.new_figure(2, width=4.8)
     for ax, col, lab in zip(axes[0], ("eval_loss", "eval_accuracy"),
                             ("held-out cross-entropy", "held-out token accuracy"), strict=True):
-        sns.lineplot(d, x="step", y=col, hue="architecture", hue_order=order, errorbar=SEED_CI, ax=ax,
-                     legend=col == "eval_loss")
+        sns.lineplot(d, x="step", y=col, hue="architecture", hue_order=order, palette=colours,
+                     errorbar=SEED_CI, ax=ax,                      legend=col == "eval_loss")
         ax.set(xlabel="optimizer step", ylabel=lab)
     if cfg is not None:  # RC-5's reference lines: the plateau and the "learned" bar
         base = baseline_accuracy(training_model(cfg)[1])
         bar = base + LEARNED * (1 - base)
         acc = axes[0, 1]
         acc.axhline(base, c="grey", ls=":", lw=1, label=f"most-frequent token ({base:.2f})")
-        acc.axhline(bar, c="black", ls="--", lw=1, label=f"RC-5 'learned' bar ({bar:.2f})")
+        plotting.claim_line(acc, "RC-5", bar, f"'learned' bar ({bar:.2f})")
         acc.legend(fontsize=7)
     plotting.save(fig, out, f"Training on sequence reversal, L={specs[0].depth}", scale, subset)
     return d
@@ -322,7 +329,7 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
               f"L={train['1'].depth}, same initial weights and data; task: sequence reversal" + train_where,
               f"CI > 0; no evidence when neither arm reaches {bar:.2f} held-out accuracy in any seed", rc5,
               source=VANISH, uses=("training",),
-              figures=("training_loss",)),
+              figures=("training_loss",), drawn=(("training_loss", "y"),)),
     ]
 
 

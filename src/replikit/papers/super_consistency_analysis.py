@@ -169,7 +169,7 @@ def figure_sharpness_trajectories(df: pd.DataFrame, specs: list[Train], out: Pat
 
 
 def figure_sharpness_spread(df: pd.DataFrame, specs: list[Train], out: Path, scale: str,
-                            subset: bool = False) -> pd.DataFrame:
+                            subset: bool = False, cfg: dict | None = None) -> pd.DataFrame:
     """The widths' log10 sharpness spread at every measured step, per parameterization."""
     table = pd.concat([spread_by_step(df, p).assign(param=p, parameterization=label)
                        for p, label in PARAMS.items()], ignore_index=True)
@@ -178,6 +178,11 @@ def figure_sharpness_spread(df: pd.DataFrame, specs: list[Train], out: Path, sca
     ax = axes[0, 0]
     sns.lineplot(table, x="step", y="spread", hue="parameterization", hue_order=list(colours),
                  palette=colours, errorbar=SEED_CI, marker="o", ax=ax)
+    if cfg is not None:  # SC-1: muP's spread, averaged over the steps after 0, below this margin
+        plotting.claim_line(ax, "SC-1", cfg["margins"]["sharpness"],
+                            f"margin {cfg['margins']['sharpness']:g} decades (muP's mean over steps > 0 "
+                            "must stay below)")
+        ax.legend(fontsize=7)
     ax.set(xlabel="SGD step", ylabel="log10 sharpness range over widths")
     ax.set_ylim(bottom=0)
     plotting.save(fig, out, "How far apart the widths' sharpness is, along training", scale, subset)
@@ -185,7 +190,7 @@ def figure_sharpness_spread(df: pd.DataFrame, specs: list[Train], out: Path, sca
 
 
 def figure_feature_movement(df: pd.DataFrame, specs: list[Train], out: Path, scale: str,
-                            subset: bool = False) -> pd.DataFrame:
+                            subset: bool = False, cfg: dict | None = None) -> pd.DataFrame:
     """Feature movement from initialization at the last step against width, per parameterization."""
     last = df[df["step"] == df["step"].max()].assign(parameterization=lambda t: t["param"].map(PARAMS))
     colours = plotting.hue_colours(list(PARAMS.values()))
@@ -193,6 +198,13 @@ def figure_feature_movement(df: pd.DataFrame, specs: list[Train], out: Path, sca
     ax = axes[0, 0]
     sns.lineplot(last, x="width", y="feature_movement", hue="parameterization", hue_order=list(colours),
                  palette=colours, errorbar=SEED_CI, marker="o", ax=ax)
+    base = last[(last["param"] == "mup") & (last["width"] == int(cfg["base_width"]))] if cfg is not None \
+        else last.iloc[:0]
+    if len(base):  # SC-3: muP's movement at the widest width within this band around the base width's
+        at, m = float(np.exp(np.log(base["feature_movement"]).mean())), cfg["margins"]["features"]
+        plotting.claim_band(ax, "SC-3", at * 10 ** -m, at * 10 ** m,
+                            f"muP's margin +-{m:g} decades around its base width's movement")
+        ax.legend(fontsize=7)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     widths = sorted(int(w) for w in last["width"].unique())
@@ -213,12 +225,15 @@ FIGURES = (
            "Bands: 90% t-interval over seeds.", figure_sharpness_trajectories, "points", takes_config=True),
     Figure("sharpness_spread", "The largest minus the smallest log10 sharpness over the widths at each "
            "measured step, per parameterization (the statistic of SC-1 and SC-2, averaged there over the "
-           "steps after step 0). Bands: 90% t-interval over seeds.", figure_sharpness_spread, "points"),
+           "steps after step 0). Dashed: SC-1's margin (`margins`), which muP's spread averaged over the "
+           "steps after step 0 must stay below. Bands: 90% t-interval over seeds.", figure_sharpness_spread,
+           "points", takes_config=True),
     Figure("feature_movement", "How far the last hidden layer's features on the fixed batch moved from "
            "their initial values by the last step, ||phi_T - phi_0||_F / ||phi_0||_F, against width, per "
            "parameterization (log-log). At the base width the two are the same network, so their points "
-           "coincide there. Bands: 90% t-interval over seeds.", figure_feature_movement,
-           "points"),
+           "coincide there. Grey: SC-3's margin (`margins`) around muP's movement at the base width "
+           "(geometric mean over seeds), within which muP's movement at the widest width must stay. Bands: "
+           "90% t-interval over seeds.", figure_feature_movement, "points", takes_config=True),
 )
 
 
@@ -266,6 +281,7 @@ def claims(runs: dict[str, list[Train]], cfg: dict) -> list[Claim]:
               "sharpness over the widths; averaged over those steps" + setting,
               "CI below the margin (config/pilots/super_consistency.<scale>.json)", sc1, source=CONSISTENT,
               reading=sharp_reading, uses=("widths", "base_width", "eta0", "steps"),
+              drawn=(("sharpness_spread", "y"),),
               caveat=f"{len(widths)} widths, from {widths[0]} to {widest}; a spread over widths grows with "
               "SGD's noise, so this test errs towards 'inconclusive'",
               figures=("sharpness_trajectories", "sharpness_spread")),
@@ -288,7 +304,8 @@ def claims(runs: dict[str, list[Train]], cfg: dict) -> list[Claim]:
               reading="the premise of the paper's argument, measured as the features' movement from "
               "initialization; that this causes the sharpness's behaviour is the paper's argument and is not "
               "tested here",
-              uses=("widths", "base_width", "eta0", "steps"), figures=("feature_movement",)),
+              uses=("widths", "base_width", "eta0", "steps"), figures=("feature_movement",),
+              drawn=(("feature_movement", "y"),)),
     ]
 
 

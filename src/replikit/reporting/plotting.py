@@ -10,6 +10,8 @@ from types import ModuleType
 
 import numpy as np
 
+from replikit.scoring.stability import fragile
+
 
 class LazyModule:
     """Module `name`, imported on its first attribute access. Claims jobs import their paper's figure
@@ -126,9 +128,20 @@ def say_coinciding(fig) -> None:
             seen.setdefault(key, line)
         if pairs and not any("all arms" in t.get_text() for t in ax.texts):  # else said already
             said = "; ".join(f"'{a}' and '{b}'" for a, b in dict.fromkeys(pairs))
+            headroom(ax)  # the note sits above the data, never on it
             ax.text(0.02, 0.98, f"{said} coincide (identical values; one hides the other)",
                     transform=ax.transAxes, fontsize=6, va="top", wrap=True,
                     bbox={"boxstyle": "round", "fc": "white", "ec": "0.7", "alpha": 0.9})
+
+
+def headroom(ax, share: float = 0.14) -> None:
+    """Raise the top of the y axis so that the top `share` of the panel is free of data (for a note or
+    a legend there), on a linear or a log axis."""
+    low, high = ax.get_ylim()
+    if ax.get_yscale() == "log" and low > 0 and high > 0:
+        ax.set_ylim(low, high * (high / low) ** (share / (1 - share)))
+    elif high > low:
+        ax.set_ylim(low, high + (high - low) * share / (1 - share))
 
 
 # What the figure job knows of the runs a figure draws (set_drawn): their seeds, and the images the
@@ -171,11 +184,42 @@ def save(fig, path: str | Path, title: str, scale: str, subset: bool) -> None:
 
 
 def colour_map(levels) -> dict:
-    """One colour per level, in the order given (e.g. the config's order of conditions): pass it as
-    seaborn's `palette` with `hue_order=list(mapping)` and use it for every extra artist of the same
-    level, so a colour means one thing whatever order the runs come in."""
+    """One colour per level, in the order given: pass it as seaborn's `palette` with
+    `hue_order=list(mapping)` and use it for every artist of the same level (points, means, error bars,
+    baselines, legend), so that a colour means one thing whatever order the runs come in. Give the levels
+    in an order fixed by their meaning (a constant of the paper such as its list of methods, or the
+    conditions sorted by what they are), never in the order of the runs or of the specs:
+    tests/test_figure_audit.py draws every figure with both reversed and checks that no condition
+    changes its colour or style."""
     levels = list(dict.fromkeys(levels))
-    return dict(zip(levels, sns.color_palette(PALETTE, max(len(levels), 1)), strict=False))
+    palette = sns.color_palette(PALETTE, 10)
+    # the colorblind palette, its most distinct hues first (its vermillion and brown are near its orange,
+    # its grey is the neutral of keys that encode by line style)
+    colours = [palette[i] for i in DISTINCT] * (len(levels) // len(DISTINCT) + 1)
+    return dict(zip(levels, colours, strict=False))
+
+
+DISTINCT = (0, 1, 2, 4, 9, 3, 5, 6, 8)
+LINE_STYLES = ("-", "--", ":", "-.")
+MARKERS = ("o", "s", "^", "D", "v")
+
+
+def style_map(levels) -> dict:
+    """One line style and marker per level, in the order given (fixed by meaning, as `colour_map`): for
+    series that may lie on top of one another, so that the lower one still shows (a dashed line over a
+    solid one, a square around a dot). Pass `dashes`/`markers` to seaborn via `style_args`, or use the
+    entries' `ls` and `marker` for matplotlib artists."""
+    levels = list(dict.fromkeys(levels))
+    return {lv: {"ls": LINE_STYLES[i % len(LINE_STYLES)], "marker": MARKERS[i % len(MARKERS)]}
+            for i, lv in enumerate(levels)}
+
+
+def style_args(levels) -> dict:
+    """seaborn keyword arguments `style_order`, `dashes` and `markers` from `style_map`."""
+    styles = style_map(levels)
+    dashes = {"-": "", "--": (4, 2), ":": (1, 2), "-.": (4, 1.5, 1, 1.5)}
+    return {"style_order": list(styles), "dashes": {lv: dashes[st["ls"]] for lv, st in styles.items()},
+            "markers": {lv: st["marker"] for lv, st in styles.items()}}
 
 
 def hue_colours(levels, ordered: bool = False) -> dict:
@@ -208,6 +252,47 @@ def mark_grid_ends(ax, x, y, on_end, label: str = "at an end of the grid: a boun
         ax.scatter(x[on_end], y[on_end], s=110, facecolors="none", edgecolors="black", linewidths=1.2,
                    zorder=6, label=f"{int(on_end.sum())} of {on_end.size} seeds {label}")
         ax.legend(fontsize=7)
+
+
+CLAIM_GID = "claim {}"  # the gid of the artist that draws a claim's threshold or margin
+
+
+def claim_line(ax, claim: str, value: float, what: str, axis: str = "y", **style):
+    """A claim's threshold, drawn where the claim reads it: a horizontal line at `value` on the y axis
+    (`axis="x"`: a vertical line), keyed in the legend as "<claim>: <what>" and tagged with the gid
+    "claim <claim>" (tests/test_figure_audit.py checks that every claim that declares its threshold on a
+    figure finds it there). Black dashed unless `style` says otherwise."""
+    style = {"c": "black", "ls": "--", "lw": 1.0, **style}
+    draw = ax.axhline if axis == "y" else ax.axvline
+    return draw(value, label=f"{claim}: {what}", gid=CLAIM_GID.format(claim), **style)
+
+
+def claim_band(ax, claim: str, low: float, high: float, what: str, axis: str = "y", **style):
+    """A claim's margin as a shaded band from `low` to `high` on the y axis (`axis="x"`: on the x axis),
+    keyed and tagged as `claim_line`'s. Light grey unless `style` says otherwise."""
+    style = {"color": "grey", "alpha": 0.15, "lw": 0, **style}
+    draw = ax.axhspan if axis == "y" else ax.axvspan
+    return draw(low, high, label=f"{claim}: {what}", gid=CLAIM_GID.format(claim), **style)
+
+
+def claim_artists(fig) -> dict[str, list[tuple[int, str]]]:
+    """Claim id -> the (panel, axis) of every artist `claim_line`/`claim_band` (or a `gid` of the same
+    form) drew in `fig`; a line's axis is "y" when it is horizontal."""
+    out: dict[str, list[tuple[int, str]]] = {}
+    for i, ax in enumerate(fig.axes):
+        for art in [*ax.lines, *ax.patches, *ax.collections]:
+            gid = art.get_gid() or ""
+            if not gid.startswith(CLAIM_GID.format("")):
+                continue
+            axis = "y"
+            if hasattr(art, "get_xdata"):
+                x = np.asarray(art.get_xdata(), dtype=float)
+                axis = "x" if x.size > 1 and np.allclose(x, x[0]) else "y"
+            elif getattr(art, "get_data_transform", art.get_transform)() == ax.get_xaxis_transform():
+                # an axvspan: x in data, y in the axes
+                axis = "x"
+            out.setdefault(gid.removeprefix(CLAIM_GID.format("")), []).append((i, axis))
+    return out
 
 
 def say_on_panel(ax, text: str) -> None:
@@ -250,6 +335,9 @@ def _row_title(claim: dict, part: dict) -> str:
     p = part.get("p_value")
     evidence = f"; {part['n_agree']}/{n} seeds on the claimed side, p = {p:.2g}" \
         if p is not None and "n_agree" in part else ""
+    if part.get("stability") is not None:  # replikit.scoring.stability
+        evidence += f"; same verdict at 5 fresh seeds: {part['stability']:.2f}" \
+            + (" (FRAGILE)" if fragile(part["stability"]) else "")
     return textwrap.fill(f"{claim['id']} [{tag}] {part['label']}: {verdict}{evidence}", 150)
 
 
