@@ -476,7 +476,7 @@ def test_the_run_order_check_fails_the_old_optimum_vs_depth(tmp_path, monkeypatc
 # plotting.claim_line/claim_band, keyed with the claim id. Not yet drawn: CL-5's margin (forgetting_vs_gamma),
 # ST-1's margins (correlation_by_ratio), BM-6's relative-drop bound (not measured at smoke; no figure has
 # its axis).
-THRESHOLD_CLAIMS = {"BM-1", "BM-5", "CL-2", "DT-1", "DT-3", "DT-4", "IH-1", "IH-2", "RC-5", "SC-1", "SC-3"}
+THRESHOLD_CLAIMS = {"BM-1", "BM-5", "CL-2", "DT-1", "DT-3", "DT-4", "IH-1", "RC-5", "SC-1", "SC-3"}
 
 
 def drawn_claims(paper: str, name: str, tmp_path: Path, monkeypatch) -> dict:

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from replikit.scoring.claims import Part
-from replikit.scoring.stability import CODES, FRAGILE_BELOW, fragile, stability, verdict_codes
+from replikit.scoring.stability import CODES, FRAGILE_BELOW, fragile, stabilities, stability, verdict_codes
 
 LEVEL, SEEDS, DRAWS = 0.90, 5, 1000
 
@@ -31,8 +31,7 @@ def _calibration(effect: float, rng: np.random.Generator) -> tuple[float, float]
     first = verdict_codes(seen, 0.0, "above", LEVEL)
     again = verdict_codes(fresh, 0.0, "above", LEVEL)
     names = {code: name for name, code in CODES.items()}
-    stated = [stability(x, names[v], 0.0, "above", LEVEL, SEEDS, draws=500, seed=i)
-              for i, (x, v) in enumerate(zip(seen, first, strict=True))]
+    stated = stabilities(seen, [names[v] for v in first], 0.0, "above", LEVEL, SEEDS, draws=400)
     return float(np.mean(stated)), float(np.mean(first == again))
 
 

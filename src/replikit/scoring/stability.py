@@ -40,13 +40,23 @@ def verdict_codes(samples: np.ndarray, threshold: float, direction: str, level: 
     return np.where(replicated, 1, np.where(refuted, -1, 0))
 
 
-def predictive_seeds(values: Sequence[float], n_fresh: int, draws: int, seed: int) -> np.ndarray:
-    """`draws` sets of `n_fresh` new seeds from the Student-t predictive of `values`."""
-    x = np.asarray(values, dtype=float)
-    n, rng = x.size, np.random.default_rng(seed)
-    sigma = np.sqrt((n - 1) * x.var(ddof=1) / rng.chisquare(n - 1, draws))
-    mu = x.mean() + sigma / np.sqrt(n) * rng.standard_normal(draws)
-    return mu[:, None] + sigma[:, None] * rng.standard_normal((draws, n_fresh))
+def predictive_seeds(values: np.ndarray, n_fresh: int, draws: int, rng: np.random.Generator) -> np.ndarray:
+    """For each row of `values` (experiments x seeds), `draws` sets of `n_fresh` new seeds from the
+    Student-t predictive of that row: shape (experiments, draws, n_fresh)."""
+    k, n = values.shape
+    sigma = np.sqrt((n - 1) * values.var(axis=1, ddof=1)[:, None] / rng.chisquare(n - 1, (k, draws)))
+    mu = values.mean(axis=1)[:, None] + sigma / np.sqrt(n) * rng.standard_normal((k, draws))
+    return mu[..., None] + sigma[..., None] * rng.standard_normal((k, draws, n_fresh))
+
+
+def stabilities(values: np.ndarray, verdicts: Sequence[str], threshold: float, direction: str, level: float,
+                min_seeds: int, n_fresh: int = FRESH_SEEDS, draws: int = DRAWS, seed: int = 0) -> np.ndarray:
+    """`stability` of every row of `values` (experiments x seeds, each with a spread) at once."""
+    if n_fresh < min_seeds:
+        return np.array([float(v == "inconclusive") for v in verdicts])
+    fresh = predictive_seeds(np.asarray(values, dtype=float), n_fresh, draws, np.random.default_rng(seed))
+    codes = verdict_codes(fresh.reshape(-1, n_fresh), threshold, direction, level).reshape(len(values), draws)
+    return np.mean(codes == np.array([CODES[v] for v in verdicts])[:, None], axis=1)
 
 
 def stability(values: Sequence[float], verdict: str, threshold: float, direction: str, level: float,
@@ -56,10 +66,8 @@ def stability(values: Sequence[float], verdict: str, threshold: float, direction
     x = np.asarray([v for v in values if np.isfinite(v)], dtype=float)
     if x.size < 2 or x.max() == x.min():
         return None
-    if n_fresh < min_seeds:
-        return float(verdict == "inconclusive")
-    fresh = predictive_seeds(x, n_fresh, draws, seed)
-    return float(np.mean(verdict_codes(fresh, threshold, direction, level) == CODES[verdict]))
+    return float(stabilities(x[None, :], [verdict], threshold, direction, level, min_seeds, n_fresh, draws,
+                             seed)[0])
 
 
 def fragile(value: float | None) -> bool:
