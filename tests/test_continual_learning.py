@@ -315,7 +315,7 @@ def test_settings_where_training_broke_down_are_left_out():
     items.loc[joint & (items["seed"] == 0), "AA"] = 0.12  # joint training failed at gamma0 = 0.1
     cl7 = next(r for r in evaluate(an.claims(cl.experiment_runs(cfg), cfg), {"items": items}, cfg=cfg)
                if r["id"] == "CL-7")
-    assert "joint_stream-pmnist100_mode-mup_width-64_gamma0-none: gamma0=0.1 left out" \
+    assert "joint: gamma0=0.1 left out" \
         in cl7["parts"][0]["label"]
     assert "gamma0=0.3 left out" not in cl7["parts"][0]["label"]
     items.loc[items["run"] == seq, "LA"] = 0.1  # nothing learned

@@ -77,10 +77,11 @@ def located_optimum(df: pd.DataFrame, run: str, column: str = "AA") -> tuple[dic
     return out, edge
 
 
-def _edge_note(edges: dict[str, list[int]]) -> str:
-    """Which runs' optima sat at a grid end, in how many seeds (empty when none did)."""
-    return "; ".join(f"{run}: optimum at a grid end in {len(seeds)} seed(s), a bound there"
-                     for run, seeds in edges.items() if seeds)
+def _edge_note(edges: dict[str, list[int]], labels: dict[str, str] | None = None) -> str:
+    """Which runs' optima sat at a grid end, in how many seeds (empty when none did); each run named by
+    its label (`labels`: run name -> what a reader calls it)."""
+    return "; ".join(f"{(labels or {}).get(run, run)}: optimum at a grid end in {len(seeds)} seed(s), a "
+                     "bound there" for run, seeds in edges.items() if seeds)
 
 
 def interior_advantage(df: pd.DataFrame, run: str, column: str = "AA") -> dict[int, float]:
@@ -97,18 +98,20 @@ def interior_advantage(df: pd.DataFrame, run: str, column: str = "AA") -> dict[i
     return {s: per[s][inner[s]] - per[s][end[s]] for s in inner}
 
 
-def learned_only(df: pd.DataFrame, runs: list[str], chance: float) -> tuple[pd.DataFrame, str]:
+def learned_only(df: pd.DataFrame, runs: list[str], chance: float,
+                 labels: dict[str, str] | None = None) -> tuple[pd.DataFrame, str]:
     """Drop the (run, gamma0) settings at which any seed did not learn its tasks: learning accuracy
     LA (joint training: final accuracy AA) below halfway from chance to perfect. A comparison that
     includes a setting where training broke down measures the breakdown, not feature learning.
-    Returns the rows left and a note."""
+    Returns the rows left and a note, naming each run by its label (`labels`)."""
     bar = chance + LEARNED * (1 - chance)
     mine = df["run"].isin(runs)
     # Joint training has no per-task learning accuracy: its final accuracy on all tasks (AA) is it.
     learned = df["LA"].fillna(df["AA"]) if "LA" in df else df["AA"]
     ok = learned[mine].groupby([df["run"][mine], df["gamma0"][mine]]).transform("min") >= bar
     gone = df[mine][~ok][["run", "gamma0"]].drop_duplicates()
-    note = "; ".join(f"{r.run}: gamma0={r.gamma0:g} left out (accuracy < {bar:.2f} in a seed: not learned)"
+    note = "; ".join(f"{(labels or {}).get(r.run, r.run)}: gamma0={r.gamma0:g} left out (accuracy < "
+                     f"{bar:.2f} in a seed: not learned)"
                      for r in gone.itertuples())
     return pd.concat([df[~mine], df[mine][ok]]), note
 
@@ -319,6 +322,9 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
         else "one shared head"
     where = f"; setting: {stream_label(seq.stream)}, {head}, {cfg['n_tasks']} tasks"
     chance = 0.5 if seq.stream == "splitcifar10" else 0.1  # 2 classes per task head, or 10 digits
+    labels = {ntp.name: "NTP", mup.name: "muP", seq.name: "sequential", joint.name: "joint",
+              **{g.name: f"the gamma0 sweep at width {g.width}" for g in gamma_runs},
+              **{x.name: f"similarity {1 - x.permuted_fraction:.2f}" for x in sims}}
 
     def cl1(r: dict) -> list[Part]:
         return [Part("NTP: CFr at the smallest width minus CFr at the largest",
@@ -337,7 +343,7 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
     def learned(r: dict, runs: list[str]) -> tuple[pd.DataFrame, str]:
         for run in runs:
             of_run(r["items"], run)  # a run that is missing altogether is a bug, not "not learned"
-        return learned_only(r["items"], runs, chance)
+        return learned_only(r["items"], runs, chance, labels)
 
     def cl3(r: dict) -> list[Part]:
         big = gamma_runs[-1]
@@ -363,7 +369,7 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
         df, note = learned(r, names)
         found = {n: located_optimum(df, n) for n in names if (df["run"] == n).any()}
         return ({n: o for n, (o, _) in found.items()}, df, note,
-                _edge_note({n: e for n, (_, e) in found.items()}))
+                _edge_note({n: e for n, (_, e) in found.items()}, labels))
 
     def cl6(r: dict) -> list[Part]:
         names = [sims[0].name, sims[-1].name]

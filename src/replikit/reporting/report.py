@@ -1,14 +1,18 @@
 """Render the scorecard and figures into one self-contained HTML page and a Markdown twin.
 
-The page opens with the verdict counts per scale and one forest plot per paper; the scorecard
-table follows, grouped by fidelity (claims tested under the paper's own settings first, proxies
-with their deviations after), then every figure with its caption and provenance.
+The page's title says what it is (how many papers, the scale, the date and the commit of the
+scorecards); its first screen carries the verdict counts per scale and per paper. The scorecard table
+follows, grouped by fidelity (claims tested under the paper's own settings first, proxies with their
+deviations after), then one forest plot per paper ("claim parts at a glance"), then every figure
+with its caption and provenance (in the HTML, a click on a figure shows it at full size).
 """
 
 from __future__ import annotations
 
 import base64
+import datetime as dt
 import json
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -17,7 +21,7 @@ import markupsafe
 
 from replikit.core.io import read_json, write_text
 from replikit.core.text import human
-from replikit.reporting.provenance import stale, uncommitted
+from replikit.reporting.provenance import git_commit, stale, uncommitted
 from replikit.scoring.claims import FIDELITIES
 from replikit.scoring.fidelity import describe
 
@@ -56,9 +60,21 @@ ROW_KINDS = (("paper", "paper claims"),
 VERDICT_ORDER = ("replicated", "not replicated", "inconclusive", "not measured")
 
 
+def measured(claim: dict) -> bool:
+    """Whether a claim was measured: measurable at this scale and with at least one part (a row
+    that records no `parts` at all counts as measured)."""
+    return bool(claim.get("measurable", True)) and claim.get("parts", [None]) != []
+
+
+def shown_verdict(claim: dict) -> str:
+    """The verdict the report shows: "not measured" for a claim that was not measured (its
+    claims.json keeps the verdict the rule gave it, inconclusive)."""
+    return claim["verdict"] if measured(claim) else "not measured"
+
+
 def tally(claims: list[dict]) -> Counter:
     """How many claims got each verdict, an unmeasured claim counted as "not measured"."""
-    return Counter("not measured" if not c.get("measurable", True) else c["verdict"] for c in claims)
+    return Counter(shown_verdict(c) for c in claims)
 
 
 def verdict_counts(papers: list[dict]) -> list[str]:
@@ -90,6 +106,39 @@ SCALE_TEXT = {
     "preflight": "preflight: the papers' own settings with budgets cut to a few steps, 1 seed: every row is "
                  "inconclusive by design.",
 }
+
+
+def headline(papers: list[dict]) -> dict:
+    """The report's title, "Replications of 9 papers — smoke scale, 2026-11-28, commit 688b9ef", and
+    the line under it: the date (UTC) the scorecards were written and the commit(s) of the code that
+    wrote them, from their provenance (`created`, `git_commit`); without any, today and the
+    checkout's commit."""
+    provs = [p.get("provenance") or {} for p in papers]
+    dates = sorted(str(pr["created"])[:10] for pr in provs if pr.get("created"))
+    commits = list(dict.fromkeys(str(pr["git_commit"]) for pr in provs if pr.get("git_commit"))) \
+        or [git_commit()]
+    date = dates[-1] if dates else dt.datetime.now(dt.timezone.utc).date().isoformat()
+    short = [c.split("+")[0][:7] + ("+dirty" if c.endswith("+dirty") else "") for c in commits]
+    n = len(dict.fromkeys(p["paper"] for p in papers))
+    scales = list(dict.fromkeys(p["scale"] for p in papers))
+    scale = f"{' and '.join(scales)} scale{'s' * (len(scales) > 1)}, " if scales else ""
+    title = (f"Replications of {n} paper{'s' * (n != 1)} — {scale}{date}, "
+             f"commit{'s' * (len(short) > 1)} {', '.join(short)}")
+    when = f"{dates[0]} to {dates[-1]}" if dates and dates[0] != dates[-1] else date
+    made = (f"Scorecards written {when} (UTC) at commit{'s' * (len(commits) > 1)} {', '.join(commits)}"
+            if dates else f"Rendered {date} (UTC) at commit {', '.join(commits)}") + "."
+    return {"title": title, "date": date, "commits": short, "made": made}
+
+
+def subset_banners(papers: list[dict]) -> list[dict]:
+    """One banner per dataset that ran on a subset (a scorecard's `data_source`), naming the papers
+    that read it: the report says it once, not once per paper."""
+    by_source: dict[str, list[str]] = {}
+    for p in papers:
+        if p.get("subset"):
+            names = by_source.setdefault(str(p.get("data_source", "")), [])
+            names += [p["paper"]] if p["paper"] not in names else []
+    return [{"source": source, "papers": names} for source, names in by_source.items()]
 
 
 def paper_lines(papers: list[dict]) -> list[dict]:
@@ -228,6 +277,9 @@ def load_inputs(claims_paths: list[str], figure_paths: list[str], benchmark_path
     for card in papers:
         card["stale"] = stale(card.get("provenance") or {}, code or {})
         card["uncommitted"] = uncommitted(card.get("provenance") or {})
+        for c in card["claims"]:  # an unmeasured row reads "not measured" in every column of its own
+            c["measured"], c["shown_verdict"] = measured(c), shown_verdict(c)
+            c["shown_magnitude"] = c["magnitude"] if c["measured"] else "not measured"
     figures = []
     for png in figure_paths:
         p = Path(png)
@@ -252,7 +304,8 @@ def load_inputs(claims_paths: list[str], figure_paths: list[str], benchmark_path
     groups.append(("Hypotheses: our reading beyond the papers' sentences (judged by the same rule, never "
                    "counted as replications of a paper)",
                    [(paper, c) for paper in papers for c in paper["claims"] if c["kind"] == "hypothesis"]))
-    return {"papers": papers, "figures": figures, "configs": config_groups(figures), "forests": forests,
+    return {"headline": headline(papers), "subsets": subset_banners(papers),
+            "papers": papers, "figures": figures, "configs": config_groups(figures), "forests": forests,
             "counts": verdict_counts(papers), "paper_lines": paper_lines(papers),
             "scale_text": [SCALE_TEXT[s] for s in dict.fromkeys(p["scale"] for p in papers)
                            if s in SCALE_TEXT],
@@ -293,20 +346,84 @@ class MarkdownBlock(str):
     """Markdown that the Markdown report inserts as it is (e.g. a table of its own), unescaped."""
 
 
+# The report's text beyond `text.human` (kept here, not in replikit.core.text: every paper module's
+# code hash covers that file, so a change there would flag every result as computed by older code).
+# Inline math: $...$ that neither starts nor ends with a space ("$5 and $10" is not math).
+_MATH = re.compile(r"(?<![\\$])\$(?!\s)([^$]+?)(?<![\s\\])\$")
+_GREEK = dict(zip(("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho "
+                   "sigma tau upsilon phi chi psi omega").split(), "αβγδεζηθικλμνξοπρστυφχψω", strict=True))
+_SYMBOLS = {**{f"\\{g}": u for g, u in _GREEK.items()},
+            **{f"\\{g.capitalize()}": u.upper() for g, u in _GREEK.items()},
+            "\\varepsilon": "ε", "\\varphi": "φ", "\\ell": "ℓ", "\\infty": "∞", "\\cdot": "·",
+            "\\times": "×", "\\leq": "≤", "\\le": "≤", "\\geq": "≥", "\\ge": "≥", "\\neq": "≠",
+            "\\approx": "≈", "\\sim": "~", "\\propto": "∝", "\\pm": "±", "\\to": "→", "\\sqrt": "√",
+            "\\log": "log", "\\exp": "exp", "\\,": " ", "\\;": " ", "\\!": ""}
+_SUPER = str.maketrans("0123456789+-=()n", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁼⁽⁾ⁿ")
+_SUB = str.maketrans("0123456789+-=()", "₀₁₂₃₄₅₆₇₈₉₊₋₌₍₎")
+_ABOUT = "\ue07e"  # a "~" that means "about", hidden from text.plain (which reads every "~" as a tie)
+
+
+def _script(body: str, table: dict, mark: str) -> str:
+    """A sub- or superscript in Unicode where every character has one, else `_(...)` / `^(...)`."""
+    out = body.translate(table)
+    if all(ord(ch) > 127 for ch in out):
+        return out
+    return f"{mark}{body}" if len(body) == 1 else f"{mark}({body})"
+
+
+def _math(m: re.Match) -> str:
+    """One inline formula as Unicode text: $\\mu$P -> μP, $1/\\sqrt{\\text{depth}}$ -> 1/√depth,
+    $L^2$ -> L²."""
+    text = re.sub(r"\\(?:text|mathrm|mathit|mathbf|operatorname)\{([^{}]*)\}", r"\1", m.group(1))
+    text = re.sub(r"\\[A-Za-z]+|\\[,;!]", lambda s: _SYMBOLS.get(s.group(0), s.group(0)), text)
+    text = re.sub(r"([_^])(?:\{([^{}]*)\}|(\S))",
+                  lambda s: _script(s.group(2) if s.group(2) is not None else s.group(3),
+                                    _SUPER if s.group(1) == "^" else _SUB, s.group(1)), text)
+    text = re.sub(r"√\{([^{}]*)\}", lambda s: "√" + (s.group(1) if re.fullmatch(r"\w+", s.group(1))
+                                                       else f"({s.group(1)})"), text)
+    return text.replace("{", "").replace("}", "")
+
+
+def _protect(value: object) -> object:
+    """Strings (in lists and dicts too) with their inline math as Unicode, a tie between words
+    (Sec.~3) as a space and any other "~" ("T_opt ~ 1/K", "(~0.9)": about) hidden from text.plain."""
+    if isinstance(value, str):
+        value = re.sub(r"(?<=[\w.}])~(?=[\w\\])", " ", _MATH.sub(_math, value))
+        return value.replace("~", _ABOUT)
+    if isinstance(value, (list, tuple)):
+        return [_protect(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _protect(v) for k, v in value.items()}
+    return value
+
+
+def readable(value: object) -> str:
+    """`value` as the report prints it: `text.human` (no None, list repr or LaTeX markup), with the
+    papers' inline math as Unicode ($\\mu$P -> μP) and a "~" that means "about" kept (T_opt ~ 1/K)."""
+    return human(_protect(value)).replace(_ABOUT, "~")
+
+
 def md_escape(value: object) -> object:
     """Every value the Markdown template prints, as a person writes it (`text.human`: no None, list
     repr or LaTeX), with `|` escaped, so that a label such as `|grad W_Q|` stays in its table cell
-    instead of splitting the row (MarkdownBlock: left as it is)."""
+    instead of splitting the row, and `~` escaped, so that "T_opt ~ 1/K" keeps its tilde where a
+    renderer reads single tildes as strikethrough (MarkdownBlock: left as it is)."""
     if isinstance(value, MarkdownBlock):
         return value
-    return human(value).replace("|", "\\|")
+    return readable(value).replace("|", "\\|").replace("~", "\\~")
+
+
+def md_code(value: object) -> MarkdownBlock:
+    """A value the Markdown template prints inside a code span (`...`): as it is, but for `|`, which
+    a table cell needs escaped even there (no other escape works inside a code span)."""
+    return MarkdownBlock(str(value).replace("|", "\\|"))
 
 
 def html_value(value: object) -> object:
-    """Every value the HTML template prints, as `text.human` writes it (escaped after, by jinja)."""
+    """Every value the HTML template prints, as `readable` writes it (escaped after, by jinja)."""
     if isinstance(value, (jinja2.runtime.Undefined, markupsafe.Markup)):
         return value
-    return human(value)
+    return readable(value)
 
 
 def render(template_dir: str, inputs: dict, html_out: str, md_out: str) -> None:
@@ -314,6 +431,7 @@ def render(template_dir: str, inputs: dict, html_out: str, md_out: str) -> None:
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                              finalize=md_escape)
     env.filters["f3"] = _fmt
+    env.filters["code"] = md_code
     html_env = jinja2.Environment(loader=jinja2.FileSystemLoader(template_dir),
                                   autoescape=jinja2.select_autoescape(["html", "j2"]),
                                   undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
