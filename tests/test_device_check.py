@@ -106,7 +106,8 @@ def test_a_maze_folder_trains_the_maze_task(tmp_path):
 
 
 def test_the_summary_reads_the_committed_maze_measurements():
-    """The rung-7 table of docs/scale-ladder.md ("The maze ladder's top on a GPU") from its raw files."""
+    """The rung-7 table of the maze ladder's GPU runs (docs/measurements/2026-11-28-docs-before-issue-62/
+    scale-ladder.md, "The maze ladder's top on a GPU") from its raw files."""
     folder = "docs/measurements/2026-11-27-h200-maze"
     table = dc.summary([f"{folder}/run2-ntp-pause-batch_128.json", f"{folder}/run1-lookahead-batch_128.json"],
                        [448, 1120])

@@ -1,0 +1,358 @@
+"""Every number a reader sees comes from a run: the generated blocks of README.md and docs/*.md.
+
+A result is published as a small JSON snapshot under `docs/published/` (a scale's scorecard and
+runtime, the plan of the paper scale, a DAG's job count), each with the commit and the code hashes
+that made it (`made_by`). This module writes every table and count the documents show from those
+snapshots, between markers:
+
+    <!-- generated:NAME -->
+    ...
+    <!-- /generated:NAME -->
+
+A snapshot made by code that has changed since is marked stale in every block that shows it
+(`provenance.stale` compares its code hashes with today's).
+
+    python -m replikit.reporting.docs            # rewrite the generated blocks
+    python -m replikit.reporting.docs --check    # list the documents that differ (exit 1 if any)
+
+`python -m replikit.tools.publish` writes the snapshots (docs/published/README.md says how and when).
+Publishing is a deliberate commit, like the smoke reference's update: rerun the generator after it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from replikit.reporting.provenance import REPOSITORY, code_hash, stale
+
+PUBLISHED = REPOSITORY / "docs" / "published"
+DOCUMENTS = ("README.md", "docs/*.md")
+SCALES = ("smoke", "default", "preflight", "paper")
+MARK = re.compile(r"<!-- generated:(?P<name>[\w-]+) -->\n(?P<body>.*?)<!-- /generated:(?P=name) -->",
+                  re.S)
+VERDICTS = ("replicated", "not replicated", "inconclusive", "not measured")
+
+
+# ---------------------------------------------------------------- snapshots
+
+
+def load_snapshots(folder: Path = PUBLISHED) -> dict[str, dict]:
+    """Every snapshot in `folder`, by file stem (e.g. `scorecard-smoke`, `plan-paper`)."""
+    return {p.stem: json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))}
+
+
+def _short(module: str) -> str:
+    return module.rsplit(".", 1)[-1]
+
+
+def stale_modules(made_by: dict) -> list[str] | None:
+    """The modules whose code has changed since the snapshot was made (`provenance.stale` per module);
+    None when the snapshot recorded no code hashes (which code made it is unknown)."""
+    code = made_by.get("code")
+    if not code:
+        return None
+    out = []
+    for module, digest in sorted(code.items()):
+        group = {"module": module, "code": digest, "commit": made_by.get("commit"),
+                 "dirty": made_by.get("dirty"), "n_runs": 1, "rule": "-"}
+        if stale({"runs": [group]}, {module: code_hash(module)}):
+            out.append(module)
+    return out
+
+
+def made_by_line(snapshot: dict, republish: str) -> str:
+    """One line: the commit that made a snapshot, and whether its code is today's."""
+    made = snapshot["made_by"]
+    commit = str(made.get("commit", "unknown"))[:10]
+    commit += " with uncommitted changes" if made.get("dirty") else ""
+    changed = stale_modules(made)
+    if changed is None:
+        return f"Made at commit {commit}; which code made it is unknown (republish: `{republish}`)."
+    if not changed:
+        return f"Made at commit {commit} by today's code."
+    names = f" ({', '.join(f'`{_short(m)}`' for m in changed)})" if len(changed) <= 3 else ""
+    return (f"**Stale:** made at commit {commit}; the code of {len(changed)} of its {len(made['code'])} "
+            f"modules has changed since{names}; republish: `{republish}`.")
+
+
+# ---------------------------------------------------------------- blocks
+
+
+def _counts(claims: dict) -> dict[str, collections.Counter]:
+    """kind -> verdict -> count (a claim without parts counts as `not measured`)."""
+    out: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
+    for row in claims.values():
+        out[row["kind"]][row["verdict"] if row["measured"] else "not measured"] += 1
+    return out
+
+
+def _say(counter: collections.Counter) -> str:
+    return ", ".join(f"{counter[v]} {v}" for v in VERDICTS if counter[v]) or "none"
+
+
+def _all_claims(snap: dict) -> dict:
+    return {f"{p}/{cid}": row for p, claims in snap["papers"].items() for cid, row in claims.items()}
+
+
+def _scorecards(snaps: dict) -> list[tuple[str, dict]]:
+    return [(s, snaps[f"scorecard-{s}"]) for s in SCALES if f"scorecard-{s}" in snaps]
+
+
+KIND_WORDS = {"paper": "the papers' own findings", "background": "background",
+              "hypothesis": "hypotheses of ours"}
+
+
+def block_verdict_summary(snaps: dict) -> str:
+    lines = []
+    for scale, snap in _scorecards(snaps):
+        by_kind = _counts(_all_claims(snap))
+        total = sum(sum(c.values()) for c in by_kind.values())
+        parts = "; ".join(f"{KIND_WORDS[k]}: {_say(by_kind[k])}" for k in KIND_WORDS if by_kind[k])
+        lines.append(f"- **{scale.capitalize()}**, {total} claims: {parts}. "
+                     + made_by_line(snap, snap["made_by"]["how"]))
+    published = {s for s, _ in _scorecards(snaps)}
+    for scale in ("smoke", "default"):
+        if scale not in published:
+            lines.append(f"- **{scale.capitalize()}**: no published scorecard yet "
+                         f"(`python -m replikit.tools.publish scorecard {scale} TREE`).")
+    lines += ["", "| paper | " + " | ".join(s for s, _ in _scorecards(snaps)) + " |",
+              "|---|" + "---|" * len(_scorecards(snaps))]
+    papers = sorted({p for _, snap in _scorecards(snaps) for p in snap["papers"]})
+    for p in papers:
+        cells = []
+        for _, snap in _scorecards(snaps):
+            claims = snap["papers"].get(p, {})
+            groups = collections.defaultdict(list)
+            for cid, row in claims.items():
+                groups[row["verdict"] if row["measured"] else "not measured"].append(cid)
+            cells.append("; ".join(f"{v} {', '.join(groups[v])}" for v in VERDICTS if groups[v]) or "-")
+        lines.append(f"| {p} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def _fmt_mean(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:+.3f}"
+
+
+def block_scorecard_table(snaps: dict, scale: str) -> str:
+    snap = snaps.get(f"scorecard-{scale}")
+    if snap is None:
+        return (f"No published {scale} scorecard yet: `python -m replikit.tools.publish scorecard "
+                f"{scale} TREE` after a finished run, then `python -m replikit.reporting.docs`.")
+    lines = [made_by_line(snap, snap["made_by"]["how"]), "",
+             "| claim | kind | verdict | ours: mean per part |", "|---|---|---|---|"]
+    for claims in snap["papers"].values():
+        for cid, row in claims.items():
+            verdict = row["verdict"] if row["measured"] else "not measured"
+            means = "; ".join(_fmt_mean(part["mean"]) for part in row["parts"].values()) or "-"
+            lines.append(f"| {cid} | {row['kind']} | {verdict} | {means} |")
+    return "\n".join(lines)
+
+
+def block_claim_counts(snaps: dict) -> str:
+    snap = snaps["scorecard-smoke"]
+    by_kind = collections.Counter(row["kind"] for row in _all_claims(snap).values())
+    return (f"{sum(by_kind.values())} claims: {by_kind['paper']} state a paper's own finding, "
+            f"{by_kind['background']} quote background and {by_kind['hypothesis']} are hypotheses of ours "
+            "(counted from the declarations in the published smoke scorecard).")
+
+
+def _hours(h: float) -> str:
+    return f"{h:,.1f}" if h >= 0.1 else "under 0.1"
+
+
+def block_plan_total(snaps: dict) -> str:
+    plan = snaps["plan-paper"]
+    t = plan["total"]
+    return (f"The paper scale is priced at **{_hours(t['h100_h'])} H100-hours** in all: {t['jobs']:,} "
+            f"training jobs of all {len(plan['papers'])} papers, {t['pflop']:,.1f} PFLOP "
+            f"(`python -m replikit.plan {plan['config']}`). " + made_by_line(plan, plan["made_by"]["how"]))
+
+
+def block_plan_table(snaps: dict) -> str:
+    plan = snaps["plan-paper"]
+    lines = [made_by_line(plan, plan["made_by"]["how"]), "",
+             "| paper | jobs | PFLOP | H100-hours | longest job (H100-hours) |", "|---|---|---|---|---|"]
+    for name, p in sorted(plan["papers"].items()):
+        top = p["longest"]
+        lines.append(f"| {name} | {p['jobs']:,} | {p['pflop']:,.1f} | {_hours(p['h100_h'])} | "
+                     f"`{top['run']}` seed {top['seed']} ({_hours(top['h100_h'])}) |")
+    t = plan["total"]
+    lines.append(f"| **all** | {t['jobs']:,} | {t['pflop']:,.1f} | {_hours(t['h100_h'])} | "
+                 f"{t['longest']['paper']} ({_hours(t['longest']['h100_h'])}) |")
+    return "\n".join(lines)
+
+
+def block_longest_job(snaps: dict) -> str:
+    plan = snaps["plan-paper"]
+    longest = plan["total"]["longest"]
+    return (f"The plan's longest job is {longest['paper']}'s `{longest['run']}` (seed {longest['seed']}): "
+            f"{_hours(longest['h100_h'])} H100-hours predicted. "
+            + made_by_line(plan, plan["made_by"]["how"]))
+
+
+def block_preflight_jobs(snaps: dict) -> str:
+    dag = snaps["dag-preflight"]
+    return (f"The preflight's DAG has {dag['jobs']:,} jobs, the `all` target included "
+            f"(`snakemake -n --configfile {dag['config']}` from an empty tree). "
+            + made_by_line(dag, dag["made_by"]["how"]))
+
+
+def _minutes(s: float) -> str:
+    return f"{s / 60:,.1f} min"
+
+
+def block_runtimes(snaps: dict) -> str:
+    lines = []
+    for scale in SCALES:
+        snap = snaps.get(f"scorecard-{scale}")
+        rt = (snap or {}).get("runtime")
+        if scale == "paper" and "plan-paper" in snaps:
+            planned = _hours(snaps["plan-paper"]["total"]["h100_h"])
+            lines.append(f"- **paper**: not run here; planned at {planned} "
+                         "H100-hours (see [Planning the paper scale](docs/planning-the-paper-scale.md)).")
+        elif rt and rt.get("wall_s"):
+            lines.append(f"- **{scale}**: {_minutes(rt['wall_s'])} end to end ({rt['jobs']:,} jobs, "
+                         f"{rt['job_s'] / 3600:,.2f} job-hours). "
+                         + made_by_line(snap, snap["made_by"]["how"]))
+        elif rt:
+            lines.append(f"- **{scale}**: not yet timed end to end; its {rt['jobs']:,} jobs took "
+                         f"{rt['job_s'] / 3600:,.2f} job-hours. "
+                         + made_by_line(snap, snap["made_by"]["how"]))
+        else:
+            lines.append(f"- **{scale}**: not yet timed end to end in a published run.")
+    return "\n".join(lines)
+
+
+def _rungs() -> list[dict]:
+    """Every rung declared in config/papers/*.yaml: paper, ladder, number, name, knob, seeds."""
+    import yaml
+
+    out = []
+    for path in sorted((REPOSITORY / "config" / "papers").glob("*.yaml")):
+        data = yaml.safe_load(path.read_text())
+        for key in sorted(k for k in data if k == "ladder" or k.startswith("ladder_")):
+            ladder = data[key]
+            seeds = ladder.get("seeds", [])
+            name = key.removeprefix("ladder").removeprefix("_")
+            out.append({"paper": path.stem, "ladder": name, "rung": 0, "name": ladder["base"], "knob": "-",
+                        "seeds": seeds, "claims": ladder.get("claims", [])})
+            for i, r in enumerate(ladder.get("rungs", []), 1):
+                out.append({"paper": path.stem, "ladder": name, "rung": i, "name": r["name"],
+                            "knob": r["knob"], "seeds": r.get("seeds", seeds),
+                            "claims": ladder.get("claims", [])})
+    return out
+
+
+def _seed_range(seeds: list[int]) -> str:
+    return f"{seeds[0]}-{seeds[-1]}" if seeds and seeds == list(range(seeds[0], seeds[-1] + 1)) else \
+        ", ".join(map(str, seeds))
+
+
+def block_ladder_rungs(snaps: dict) -> str:
+    lines = ["| paper | ladder | rung | knob | seeds | claims | verdicts |", "|---|---|---|---|---|---|---|"]
+    for r in _rungs():
+        snap = snaps.get(f"rung-{r['paper']}{'.' + r['ladder'] if r['ladder'] else ''}-{r['name']}")
+        if snap:
+            verdicts = "; ".join(
+                f"{cid} {v} (" + ", ".join(f"{_fmt_mean(p['mean'])} [{p['ci_low']:+.3f}, {p['ci_high']:+.3f}]"
+                                           for p in snap["parts"][cid]) + ")"
+                for cid, v in snap["verdicts"].items())
+            verdicts += "; " + made_by_line(snap, snap["made_by"]["how"])
+        else:
+            verdicts = "no published result"
+        lines.append(f"| {r['paper']} | {r['ladder'] or 'main'} | {r['rung']} {r['name']} | {r['knob']} | "
+                     f"{_seed_range(r['seeds'])} | {', '.join(r['claims'])} | {verdicts} |")
+    return "\n".join(lines)
+
+
+def block_margins(snaps: dict) -> str:
+    """Every equivalence margin and tolerance at the smoke and default scales, read from
+    config/papers/*.yaml (keys `margins` and `*_tolerance`), with the pilot file named beside it."""
+    import yaml
+
+    lines = ["| paper | key | smoke | default |", "|---|---|---|---|"]
+    for path in sorted((REPOSITORY / "config" / "papers").glob("*.yaml")):
+        data = yaml.safe_load(path.read_text())
+        keys = sorted({k for scale in ("smoke", "default") for k in (data.get(scale) or {})
+                       if k == "margins" or k.endswith("_tolerance")})
+        for key in keys:
+            cells = []
+            for scale in ("smoke", "default"):
+                value = (data.get(scale) or {}).get(key)
+                cells.append("-" if value is None else ", ".join(f"{k} {v:g}" for k, v in value.items())
+                             if isinstance(value, dict) else f"{value:g}")
+            lines.append(f"| {path.stem} | `{key}` | {cells[0]} | {cells[1]} |")
+    pilots = sorted(p.name for p in (REPOSITORY / "config" / "pilots").glob("*.json"))
+    lines += ["", "The pilots that fixed them: " + ", ".join(f"`config/pilots/{p}`" for p in pilots) + "."]
+    return "\n".join(lines)
+
+
+BLOCKS: dict[str, Callable[[dict], str]] = {
+    "verdict-summary": block_verdict_summary,
+    "smoke-verdicts": lambda s: block_scorecard_table(s, "smoke"),
+    "default-verdicts": lambda s: block_scorecard_table(s, "default"),
+    "claim-counts": block_claim_counts,
+    "plan-total": block_plan_total,
+    "plan-table": block_plan_table,
+    "longest-job": block_longest_job,
+    "preflight-jobs": block_preflight_jobs,
+    "runtimes": block_runtimes,
+    "ladder-rungs": block_ladder_rungs,
+    "margins": block_margins,
+}
+
+
+def documents(root: Path = REPOSITORY) -> list[Path]:
+    return [p for pattern in DOCUMENTS for p in sorted(root.glob(pattern))]
+
+
+def render(text: str, snaps: dict, where: str = "") -> str:
+    """`text` with every generated block rewritten from `snaps`; an unknown block name is an error."""
+    def body(m: re.Match) -> str:
+        name = m.group("name")
+        if name not in BLOCKS:
+            raise KeyError(f"{where}: unknown generated block {name!r}; known: {', '.join(BLOCKS)}")
+        content = BLOCKS[name](snaps)
+        if where.startswith("docs/"):
+            content = content.replace("](docs/", "](")
+        return f"<!-- generated:{name} -->\n{content}\n<!-- /generated:{name} -->"
+
+    return MARK.sub(body, text)
+
+
+def differing(root: Path = REPOSITORY, published: Path = PUBLISHED) -> dict[Path, str]:
+    """path -> what the generator would write, for each document whose generated blocks differ."""
+    snaps = load_snapshots(published)
+    out = {}
+    for path in documents(root):
+        text = path.read_text()
+        new = render(text, snaps, str(path.relative_to(root)))
+        if new != text:
+            out[path] = new
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m replikit.reporting.docs",
+                                 description=__doc__.split("\n\n")[0])
+    ap.add_argument("--check", action="store_true", help="list the documents that differ; write nothing")
+    args = ap.parse_args(argv)
+    diff = differing()
+    for path, text in diff.items():
+        if args.check:
+            print(f"{path.relative_to(REPOSITORY)}: stale; run python -m replikit.reporting.docs")
+        else:
+            path.write_text(text)
+            print(f"rewrote {path.relative_to(REPOSITORY)}")
+    return 1 if args.check and diff else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

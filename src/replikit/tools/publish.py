@@ -1,0 +1,291 @@
+"""Publish a result as a snapshot under docs/published/, for the documents' generated blocks
+(replikit.reporting.docs). Each snapshot records the commit and the code hashes that made it.
+
+    python -m replikit.tools.publish reference                 # smoke: tests/reference/smoke_scorecard.json
+    python -m replikit.tools.publish scorecard SCALE TREE [--log SNAKEMAKE_LOG]   # a finished run
+    python -m replikit.tools.publish plan config/paper.yaml    # the plan's totals
+    python -m replikit.tools.publish dag config/preflight.yaml # a scale's DAG job count (a dry run)
+    python -m replikit.tools.publish rung PAPER RUNG RUNS...   # a ladder rung, from committed run records
+
+Then `python -m replikit.reporting.docs`, and commit both with a message that says why.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import csv
+import datetime as dt
+import json
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from replikit.reporting.docs import PUBLISHED, SCALES
+from replikit.reporting.provenance import REPOSITORY, code_hash, git_state
+
+REFERENCE = REPOSITORY / "tests" / "reference" / "smoke_scorecard.json"
+
+
+def _write(path: Path, snapshot: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(snapshot, indent=1) + "\n")  # insertion order: parts as the scorecard has them
+    print(f"wrote {path.relative_to(REPOSITORY)}: run python -m replikit.reporting.docs, commit both")
+
+
+def _git(*args: str) -> str:
+    return subprocess.run(["git", *args], cwd=REPOSITORY, capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+def code_at(commit: str, modules: list[str]) -> dict[str, str]:
+    """`code_hash` of each module as it was at `commit` (read from git, the work tree untouched)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        archive = subprocess.run(["git", "archive", commit, "src/replikit"], cwd=REPOSITORY,
+                                 capture_output=True, check=True).stdout
+        subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
+        root = Path(tmp) / "src" / "replikit"
+        return {m: code_hash(m, root=root) for m in modules}
+
+
+def claim_kinds(scale: str) -> dict[str, dict[str, str]]:
+    """paper -> claim id -> `paper`, `hypothesis` or `background`, from the claims' declarations at
+    `scale` (nothing is run)."""
+    from replikit.papers import paper_names, registry
+    from replikit.plan.bill import load
+
+    config = load([str(REPOSITORY / "config" / f"{scale}.yaml")] if scale != "default" else [])
+    out = {}
+    for name in paper_names():
+        paper = registry.get(name)
+        cfg = config[name]
+        out[name] = {c.id: "background" if c.source and c.source.background else c.kind
+                     for c in paper.claims(paper.experiments(cfg), cfg)}
+    return out
+
+
+def paper_modules() -> dict[str, list[str]]:
+    """paper -> the modules that compute its results (`registry.code_modules`)."""
+    from replikit.papers import paper_names, registry
+
+    return {n: registry.code_modules(registry.get(n)) for n in paper_names()}
+
+
+def _claims(papers: dict, kinds: dict) -> dict:
+    return {p: {cid: {**row, "kind": kinds.get(p, {}).get(cid, "paper"),
+                      "measured": bool(row["parts"])} for cid, row in claims.items()}
+            for p, claims in papers.items()}
+
+
+def publish_reference(out: Path = PUBLISHED) -> dict:
+    """The smoke snapshot from CI's committed reference: its verdicts and means, the commit that last
+    wrote the reference, and the code hashes of that commit."""
+    ref = json.loads(REFERENCE.read_text())
+    commit = _git("log", "-1", "--format=%H", "--", str(REFERENCE.relative_to(REPOSITORY)))
+    modules = sorted({m for ms in paper_modules().values() for m in ms})
+    snap = {"kind": "scorecard", "scale": ref["scale"],
+            "made_by": {"commit": commit, "dirty": False, "code": code_at(commit, modules),
+                        "how": "python -m replikit.tools.publish reference",
+                        "from": str(REFERENCE.relative_to(REPOSITORY))},
+            "papers": _claims(ref["papers"], claim_kinds("smoke")), "runtime": None}
+    _write(out / f"scorecard-{ref['scale']}.json", snap)
+    return snap
+
+
+def benchmark_seconds(tree: Path) -> dict[str, dict[str, float]]:
+    """Per paper (the first folder under logs/benchmarks/, `data` for the datasets): jobs, their
+    wall seconds (`s`) and CPU seconds (`cpu_time`), summed over Snakemake's benchmark files."""
+    out: dict[str, dict[str, float]] = collections.defaultdict(
+        lambda: {"jobs": 0, "job_s": 0.0, "cpu_s": 0.0})
+    root = tree / "logs" / "benchmarks"
+    for path in sorted(root.rglob("*.tsv")):
+        rows = list(csv.DictReader(path.open(), delimiter="\t"))
+        if not rows:
+            continue
+        group = out[path.relative_to(root).parts[0]]
+        group["jobs"] += 1
+        group["job_s"] += float(rows[-1]["s"])
+        group["cpu_s"] += float(rows[-1].get("cpu_time") or 0.0)
+    return {k: {**v, "job_s": round(v["job_s"], 1), "cpu_s": round(v["cpu_s"], 1)} for k, v in out.items()}
+
+
+STAMP = re.compile(r"^\[(\w{3} \w{3} +\d+ \d\d:\d\d:\d\d \d{4})\]", re.M)
+
+
+def log_wall_seconds(log: Path) -> float | None:
+    """Seconds between the first and the last timestamp of a Snakemake log; None without two."""
+    stamps = [dt.datetime.strptime(" ".join(s.split()), "%a %b %d %H:%M:%S %Y")
+              for s in STAMP.findall(log.read_text())]
+    return (stamps[-1] - stamps[0]).total_seconds() if len(stamps) > 1 else None
+
+
+def publish_scorecard(scale: str, tree: Path, log: Path | None = None, out: Path = PUBLISHED) -> dict:
+    """A scale's snapshot from a finished run's tree: every scorecard (results/*/claims.json), the
+    code that computed its runs (the scorecards' provenance), and what the run took (its benchmark
+    files; wall time from its Snakemake log when given)."""
+    from replikit.scoring.scorecard_reference import summarize
+
+    cards = [json.loads(p.read_text()) for p in sorted((tree / "results").glob("*/claims.json"))]
+    if not cards:
+        raise SystemExit(f"no results/*/claims.json under {tree}")
+    code, commits, dirty = {}, set(), False
+    for card in cards:
+        prov = card.get("provenance") or {}
+        for g in prov.get("runs") or []:
+            if isinstance(g, dict) and g.get("module") and g.get("code"):
+                code[g["module"]] = g["code"]
+                commits.add(g.get("commit"))
+                dirty |= bool(g.get("dirty"))
+    commit = sorted(c for c in commits if c)[0] if len(commits) == 1 else "several: " + ", ".join(
+        sorted(str(c)[:10] for c in commits))
+    per_paper = benchmark_seconds(tree)
+    runtime = {"per_paper": per_paper, "jobs": sum(v["jobs"] for v in per_paper.values()),
+               "job_s": round(sum(v["job_s"] for v in per_paper.values()), 1),
+               "cpu_s": round(sum(v["cpu_s"] for v in per_paper.values()), 1),
+               "wall_s": log_wall_seconds(log) if log else None}
+    snap = {"kind": "scorecard", "scale": scale,
+            "made_by": {"commit": commit, "dirty": dirty, "code": code,
+                        "how": f"python -m replikit.tools.publish scorecard {scale} TREE"},
+            "papers": _claims(summarize(cards)["papers"], claim_kinds(scale)), "runtime": runtime}
+    _write(out / f"scorecard-{scale}.json", snap)
+    return snap
+
+
+def plan_modules() -> list[str]:
+    from replikit.papers import paper_names, registry
+
+    return sorted({"replikit.plan.bill"} | {registry.get(n).cost.__module__ for n in paper_names()
+                                            if registry.get(n).cost})
+
+
+def publish_plan(config: str, plan_json: Path | None = None, made_at: str | None = None,
+                 out: Path = PUBLISHED) -> dict:
+    """The plan's totals per paper and overall (H100 hours, PFLOP, jobs, the longest job) from
+    `python -m replikit.plan CONFIG --json` (run here unless `plan_json` holds its output; `made_at`:
+    the commit the tree that wrote it was at, which then counts as dirty, its code hashes read from git)."""
+    if plan_json is None:
+        plan_json = Path(tempfile.mkdtemp()) / "plan.json"
+        subprocess.run([sys.executable, "-m", "replikit.plan", config, "--json", str(plan_json)],
+                       cwd=REPOSITORY, check=True, stdout=subprocess.DEVNULL)
+    jobs = json.loads(plan_json.read_text())
+    papers: dict[str, dict] = {}
+    for j in jobs:
+        p = papers.setdefault(j["paper"], {"jobs": 0, "pflop": 0.0, "h100_h": 0.0, "longest": None})
+        p["jobs"] += 1
+        p["pflop"] += j["flops"] / 1e15
+        p["h100_h"] += j["hours"]["H100"]
+        if p["longest"] is None or j["hours"]["H100"] > p["longest"]["h100_h"]:
+            p["longest"] = {"run": j["run"], "seed": j["seed"], "h100_h": j["hours"]["H100"]}
+    longest = max((dict(p["longest"], paper=n) for n, p in papers.items()), key=lambda x: x["h100_h"])
+    total = {"jobs": sum(p["jobs"] for p in papers.values()),
+             "pflop": sum(p["pflop"] for p in papers.values()),
+             "h100_h": sum(p["h100_h"] for p in papers.values()), "longest": longest}
+    modules = plan_modules()
+    made = ({"commit": made_at, "dirty": True, "code": code_at(made_at, modules)} if made_at
+            else {**git_state(), "code": {m: code_hash(m) for m in modules}})
+    snap = {"kind": "plan", "config": config, "accelerator": "H100",
+            "made_by": {**made, "how": f"python -m replikit.tools.publish plan {config}"},
+            "papers": papers, "total": total}
+    _write(out / f"plan-{Path(config).stem}.json", snap)
+    return snap
+
+
+def publish_dag(config: str, out: Path = PUBLISHED) -> dict:
+    """The number of jobs of a scale's whole DAG, from `snakemake -n --configfile CONFIG` (a dry run
+    from an empty tree: every job)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        run = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--cores", "1", "--snakefile",
+                              str(REPOSITORY / "Snakefile"), "--configfile", str(REPOSITORY / config),
+                              "--directory", tmp], cwd=REPOSITORY, capture_output=True, text=True, check=True)
+    stats = run.stdout.split("Job stats")[-1]
+    rows = {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)\s*$", stats, re.M)}
+    modules = sorted({"replikit.papers.glue"} | {m for ms in paper_modules().values() for m in ms})
+    snap = {"kind": "dag", "config": config, "jobs": rows.pop("total"), "rules": rows,
+            "made_by": {**git_state(), "code": {m: code_hash(m) for m in modules},
+                        "how": f"python -m replikit.tools.publish dag {config}"}}
+    _write(out / f"dag-{Path(config).stem}.json", snap)
+    return snap
+
+
+def snapshot_name(paper: str, ladder: str, rung: str) -> str:
+    """`rung-<paper>-<rung>` for a paper's `ladder:`, `rung-<paper>.<name>-<rung>` for `ladder_<name>:`."""
+    return f"rung-{paper}{'.' + ladder if ladder else ''}-{rung}"
+
+
+def publish_rung(paper_name: str, rung_name: str, files: list[str], ladder_name: str = "",
+                 out: Path = PUBLISHED) -> dict:
+    """A ladder rung's verdicts of its ladder's claims, judged by the pipeline's own claim code from
+    committed run records (`metrics.json` copies), at the rung's configuration."""
+    from replikit.papers import registry
+    from replikit.plan import ladder as lad_mod
+    from replikit.plan.bill import load
+    from replikit.scoring.claims import evaluate
+
+    ladder = lad_mod.load(paper_name, name=ladder_name)
+    rung = next(r for r in ladder.rungs if r.name == rung_name)
+    cfg = load([], lad_mod.rung_config(ladder, rung))
+    pcfg = cfg[paper_name]
+    paper = registry.get(paper_name)
+    claims = [c for c in paper.claims(paper.experiments(pcfg), pcfg) if c.id in ladder.claims]
+    rows = evaluate(claims, paper.load_results({"metrics": files}), cfg["stats"]["ci_level"],
+                    cfg["stats"]["min_seeds"], pcfg)
+    records = [json.loads(Path(f).read_text()) for f in files]
+    runs = {(r["computed_by"]["module"], r["computed_by"]["code"], r["computed_by"]["commit"])
+            for r in records}
+    if len(runs) != 1:
+        raise SystemExit(f"the runs were computed by more than one code or commit: {sorted(runs)}")
+    module, code, commit = runs.pop()
+    snap = {"kind": "rung", "paper": paper_name, "ladder": ladder_name, "rung": rung.index, "name": rung.name,
+            "knob": rung.knob, "seeds": list(rung.seeds),
+            "verdicts": {r["id"]: r["verdict"] for r in rows},
+            "parts": {r["id"]: [{k: p[k] for k in ("label", "verdict", "mean", "ci_low", "ci_high", "n_agree",
+                                                   "n_seeds")} for p in r["parts"]] for r in rows},
+            "runs": sorted(str(Path(f).resolve().relative_to(REPOSITORY)) for f in files),
+            "job_s": round(sum(r.get("elapsed_s", 0.0) for r in records), 1),
+            "made_by": {"commit": commit, "dirty": any(r["computed_by"].get("dirty") for r in records),
+                        "code": {module: code, paper.claims.__module__: code_hash(paper.claims.__module__)},
+                        "how": f"python -m replikit.tools.publish rung {paper_name} {rung_name} RUNS..."
+                               + (f" --ladder {ladder_name}" if ladder_name else "")}}
+    _write(out / f"{snapshot_name(paper_name, ladder_name, rung_name)}.json", snap)
+    return snap
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m replikit.tools.publish",
+                                 description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="action", required=True)
+    sub.add_parser("reference", help="the smoke snapshot from tests/reference/smoke_scorecard.json")
+    sc = sub.add_parser("scorecard", help="a scale's snapshot from a finished run's tree")
+    sc.add_argument("scale", choices=SCALES)
+    sc.add_argument("tree", type=Path, help="the run's output tree (holds results/ and logs/)")
+    sc.add_argument("--log", type=Path, help="the run's Snakemake log (.snakemake/log/...): its wall time")
+    pl = sub.add_parser("plan", help="the plan's totals")
+    pl.add_argument("config")
+    pl.add_argument("--plan-json", type=Path, help="reuse `python -m replikit.plan CONFIG --json` output")
+    pl.add_argument("--made-at", help="with --plan-json: the commit of the tree that wrote it (counted "
+                                      "dirty)")
+    dg = sub.add_parser("dag", help="a scale's DAG job count (a dry run)")
+    dg.add_argument("config")
+    rg = sub.add_parser("rung", help="a ladder rung's verdicts from committed run records")
+    rg.add_argument("paper")
+    rg.add_argument("rung", help="the rung's name")
+    rg.add_argument("runs", nargs="+", help="the rung's runs' metrics.json files (committed copies)")
+    rg.add_argument("--ladder", default="", help="a `ladder_<name>:` ladder's name")
+    args = ap.parse_args(argv)
+    if args.action == "reference":
+        publish_reference()
+    elif args.action == "scorecard":
+        publish_scorecard(args.scale, args.tree, args.log)
+    elif args.action == "plan":
+        publish_plan(args.config, args.plan_json, args.made_at)
+    elif args.action == "dag":
+        publish_dag(args.config)
+    else:
+        publish_rung(args.paper, args.rung, args.runs, args.ladder)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

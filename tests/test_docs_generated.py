@@ -1,0 +1,203 @@
+"""Every number a reader sees comes from a run (issue 62).
+
+README.md and docs/*.md show results only inside generated blocks, written by
+`python -m replikit.reporting.docs` from the snapshots under docs/published/; these tests fail when
+a committed document differs from what the generator writes, when a snapshot changes without the
+documents being regenerated, and when a hand-typed result number stands outside a generated block.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from replikit.reporting import docs
+from tests.conftest import ROOT
+
+
+def test_the_committed_documents_are_what_the_generator_writes():
+    stale = [str(p.relative_to(ROOT)) for p in docs.differing(ROOT)]
+    assert not stale, f"generated blocks differ in {stale}: python -m replikit.reporting.docs"
+
+
+def test_every_generated_block_name_is_known_and_used():
+    used = {m.group("name") for p in docs.documents(ROOT) for m in docs.MARK.finditer(p.read_text())}
+    assert used <= set(docs.BLOCKS), used - set(docs.BLOCKS)
+    assert set(docs.BLOCKS) <= used, f"blocks no document shows: {set(docs.BLOCKS) - used}"
+
+
+def _copy(tmp_path: Path) -> tuple[Path, Path]:
+    root = tmp_path / "repo"
+    (root / "docs").mkdir(parents=True)
+    shutil.copy2(ROOT / "README.md", root / "README.md")
+    for page in (ROOT / "docs").glob("*.md"):
+        shutil.copy2(page, root / "docs" / page.name)
+    published = tmp_path / "published"
+    shutil.copytree(docs.PUBLISHED, published)
+    return root, published
+
+
+def test_the_readme_fits_about_one_screen():
+    assert len((ROOT / "README.md").read_text().splitlines()) <= 120, "README.md: at most 120 lines"
+
+
+def test_a_snapshot_changed_without_regenerating_fails(tmp_path):
+    root, published = _copy(tmp_path)
+    assert docs.differing(root, published) == {}
+    smoke = json.loads((published / "scorecard-smoke.json").read_text())
+    smoke["papers"]["benign_memorization"]["BM-1"]["verdict"] = "not replicated"
+    (published / "scorecard-smoke.json").write_text(json.dumps(smoke))
+    assert root / "README.md" in docs.differing(root, published)
+    plan = json.loads((published / "plan-paper.json").read_text())
+    plan["total"]["h100_h"] += 100
+    (published / "plan-paper.json").write_text(json.dumps(plan))
+    changed = docs.differing(root, published)
+    assert root / "docs/planning-the-paper-scale.md" in changed
+    # regenerated, the copies agree again
+    for path, text in changed.items():
+        path.write_text(text)
+    assert docs.differing(root, published) == {}
+
+
+def test_a_snapshot_made_by_older_code_is_marked_stale():
+    snap = {"made_by": {"commit": "0" * 40, "dirty": False,
+                        "code": {"replikit.reporting.docs": "not-today's-hash"}}}
+    assert docs.made_by_line(snap, "republish").startswith("**Stale:**")
+    snap["made_by"]["code"] = {"replikit.reporting.docs": docs.code_hash("replikit.reporting.docs")}
+    assert "today's code" in docs.made_by_line(snap, "republish")
+    snap["made_by"]["code"] = {}
+    assert "unknown" in docs.made_by_line(snap, "republish")
+
+
+def test_the_smoke_snapshot_holds_the_ci_reference():
+    """docs/published/scorecard-smoke.json is the smoke reference plus each claim's kind: the two
+    never disagree on a verdict or a mean."""
+    ref = json.loads((ROOT / "tests/reference/smoke_scorecard.json").read_text())["papers"]
+    snap = json.loads((docs.PUBLISHED / "scorecard-smoke.json").read_text())["papers"]
+    assert {p: {c: {"verdict": r["verdict"], "parts": r["parts"]} for c, r in claims.items()}
+            for p, claims in snap.items()} == ref
+
+
+# ---------------------------------------------------------------- hand-typed numbers
+
+CLAIM = re.compile(r"\b[A-Z]{2,3}-\d+\b")
+NUM = r"[-+]?\d[\d,]*(?:\.\d+)?"
+UNITS = r"%|H100-h(?:ours?)?|[CG]PU-h(?:ours?)?|job-[sh]|CPU-s|ms|s|min|h|hours?|minutes?|seconds?"
+WITH_UNIT = re.compile(rf"(?<![\w.-])({NUM})(?:\s?|-)({UNITS})(?![\w-])")
+DECIMAL = re.compile(r"(?<![\w.-])[-+]?\d+\.\d+(?![\w.])")
+COUNT = re.compile(r"(?<![\w.-])\d+\s+(?:replicated|not replicated|inconclusive|not measured)")
+
+# Files not scanned, and why.
+EXEMPT_FILES = {
+    "docs/rules.md": "generated whole by python -m replikit.papers.rule_index (no results)",
+}
+# Not results: settings of the method or of a tool, said with a unit. Each entry is a phrase that may
+# hold a number with a unit outside a generated block, and why.
+ALLOWED = {
+    "default 90 %": "the verdict rule's interval level (`stats.ci_level`'s default)",
+    "90 % Student-t interval": "the verdict rule's interval level",
+    "all arms 0 % exact match": "a label a figure prints (quoted)",
+    "100 % random-label": "a run's setting (benign memorization's random-label runs)",
+    "every 60 s": "the ladder's heartbeat interval (a setting)",
+    "within 2 s": "the data job's connection timeout (a setting)",
+    "40 s after submitting, then every 40 s plus 10 s": "the SLURM plugin's polling (its settings)",
+    "at most 180 s": "the SLURM plugin's polling (its settings)",
+    "1-minute time limit": "the SLURM test's time limit (a setting of the test)",
+}
+# Where the generated blocks are not the rule: dated history (its numbers are as typed that day).
+EXEMPT_DIRS = {
+    "docs/measurements/": "dated measurement pages: each is history of one session, with its date",
+    "CHANGELOG.md": "history: what changed and why, dated by session",
+    "docs/published/": "the snapshots themselves (machine-written JSON) and their README",
+}
+
+
+def documents_scanned() -> list[Path]:
+    return [p for p in docs.documents(ROOT) if str(p.relative_to(ROOT)) not in EXEMPT_FILES]
+
+
+def hand_typed_numbers(text: str) -> list[tuple[int, str]]:
+    """(line, number) for each result number outside generated blocks, fenced code, inline code and
+    link targets: a number with a unit, a decimal on a line that names a claim id, a verdict count."""
+    out, fence, generated = [], False, False
+    for i, line in enumerate(text.splitlines(), 1):
+        if line.startswith("```"):
+            fence = not fence
+            continue
+        if line.startswith("<!-- generated:"):
+            generated = True
+        if line.startswith("<!-- /generated:"):
+            generated = False
+            continue
+        if fence or generated:
+            continue
+        s = re.sub(r"`[^`]*`", "", line)
+        s = re.sub(r"\]\([^)]*\)", "]", s)
+        for phrase in ALLOWED:
+            s = s.replace(phrase, "")
+        hits = [m.group(0) for m in WITH_UNIT.finditer(s)] + [m.group(0) for m in COUNT.finditer(s)]
+        if CLAIM.search(s):
+            hits += [m.group(0) for m in DECIMAL.finditer(CLAIM.sub("", s))]
+        out += [(i, h) for h in hits]
+    return out
+
+
+def test_the_allow_list_is_printed():
+    print("\nNot scanned:", *(f"  {k}: {v}" for k, v in {**EXEMPT_FILES, **EXEMPT_DIRS}.items()), sep="\n")
+    print("Allowed phrases:", *(f"  {k!r}: {v}" for k, v in ALLOWED.items()), sep="\n")
+
+
+def test_every_allowed_phrase_is_still_used():
+    """The allow-list stays as short as the documents need."""
+    texts = [re.sub(r"`[^`]*`", "", p.read_text()) for p in documents_scanned()]
+    assert [k for k in ALLOWED if not any(k in t for t in texts)] == []
+
+
+def test_no_hand_typed_result_numbers_outside_generated_blocks():
+    found = {str(p.relative_to(ROOT)): hand_typed_numbers(p.read_text()) for p in documents_scanned()}
+    found = {k: v for k, v in found.items() if v}
+    assert not found, ("hand-typed result numbers (put them in a generated block from a snapshot, or move "
+                       "dated history to CHANGELOG.md or docs/measurements/):\n"
+                       + "\n".join(f"{k}:{i}: {h}" for k, v in found.items() for i, h in v))
+
+
+@pytest.mark.parametrize("line, hits", [
+    ("took 2,150 s on 2 cores", ["2,150 s"]),
+    ("LL-1 +0.161 [0.124, 0.198]", ["+0.161", "0.124", "0.198"]),
+    ("15 replicated, 4 not replicated", ["15 replicated", "4 not replicated"]),
+    ("the 90 % Student-t interval over seeds", []),
+    ("`--cores 2` and [a link](x-1.5h.md)", []),
+])
+def test_the_scan_finds_result_numbers_and_spares_settings(line, hits):
+    assert [h for _, h in hand_typed_numbers(line)] == hits
+    assert hand_typed_numbers(f"<!-- generated:x -->\n{line}\n<!-- /generated:x -->") == []
+
+
+# ---------------------------------------------------------------- config comments
+
+
+def comment_blocks(text: str) -> list[tuple[int, int]]:
+    """(first line, number of comment lines) of each block of comment-only lines; blank lines
+    between comment lines do not end a block."""
+    out, start, n = [], 0, 0
+    for i, line in enumerate([*text.splitlines(), "end"], 1):
+        if line.lstrip().startswith("#"):
+            start, n = (i, 1) if n == 0 else (start, n + 1)
+        elif not line.strip() and n:
+            continue
+        elif n:
+            out.append((start, n))
+            n = 0
+    return out
+
+
+def test_config_comments_say_what_a_key_is_in_three_lines_at_most():
+    """A config says what a key is; why it is so and what it produced live in the docs."""
+    files = [*sorted((ROOT / "config").glob("*.yaml")), *sorted((ROOT / "config/papers").glob("*.yaml"))]
+    long = {str(p.relative_to(ROOT)): [b for b in comment_blocks(p.read_text()) if b[1] > 3] for p in files}
+    long = {k: v for k, v in long.items() if v}
+    assert not long, f"comment blocks over 3 lines (first line, length): {long}"
