@@ -29,6 +29,21 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     a file, the other files theirs), so that pytest-xdist starts the longest work first."""
     rank = {name: i for i, name in enumerate(HEAVY_FIRST)}
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
+    drop_subsumed_fast_variants(config, items)
+
+
+def drop_subsumed_fast_variants(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A test run at two sizes (`...-fast]` for the fast suite, `...-full]` marked slow, as the null
+    simulations are) runs only the full size when both are selected: the full one checks the same thing
+    with more draws, so the fast one adds time and no evidence (CI runs everything)."""
+    if "not slow" in (config.option.markexpr or ""):
+        return
+    ids = {item.nodeid for item in items}
+    fast = [item for item in items if item.nodeid.endswith("-fast]") or item.nodeid.endswith("[fast]")]
+    dropped = [item for item in fast if item.nodeid[:-len("fast]")] + "full]" in ids]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = [item for item in items if item not in dropped]
 
 
 def pytest_configure(config: pytest.Config) -> None:
