@@ -119,7 +119,7 @@ def figure_probe_per_layer(layers: pd.DataFrame, specs: list[RunSpec], out: Path
     order = list(dict.fromkeys(both["stage"]))
     colours = condition_colours(specs)
     drawn = [c for c in colours if c in set(both["condition"])]  # the dodge follows this order too
-    fig, axes = plotting.new_figure(2, width=5.5)
+    fig, axes = plotting.new_figure(3, width=4.8)
     sns.pointplot(both, x="stage", y="probe_acc", hue="condition", order=order, hue_order=drawn,
                   palette=colours, errorbar=SEED_CI, dodge=0.3, ax=axes[0, 0])
     axes[0, 0].set(ylabel="k-NN probe test accuracy", title="features (true labels)")
@@ -130,8 +130,41 @@ def figure_probe_per_layer(layers: pd.DataFrame, specs: list[RunSpec], out: Path
     axes[0, 1].set(ylabel="LOO k-NN acc. (training labels)",
                    title="memorization (training labels)")
     axes[0, 1].tick_params(axis="x", rotation=45)
+    _draw_bm6(axes[0, 2], layers, specs, order, colours)
     plotting.save(fig, out, "Benign memorization: k-NN probe per layer (final models)", scale, subset)
     return both
+
+
+def _draw_bm6(ax, layers: pd.DataFrame, specs: list[RunSpec], order: list[str], colours: dict) -> None:
+    """BM-6's statistic per stage: the probe's relative drop from the 0% to the 100% random-label run
+    (same augmentation; per seed, then its mean and t-interval), in the 100% run's colour, with BM-6's
+    bound; BM-6 reads it at the encoder stage best under 100% noise on the other seeds (not projector or
+    output). Without 0%-noise runs the panel says it is not measured."""
+    pairs = [(s, c) for s in sorted(specs, key=_meaning) if s.noise == 1.0
+             for c in [RunSpec(0.0, s.augmentation, s.n_augs, s.label_per_view)]]
+    rows = []
+    for noisy, clean in pairs:
+        acc = {run: layers[layers["run"] == run].set_index(["seed", "stage"])["probe_acc"]
+               for run in (noisy.name, clean.name)}
+        both = acc[clean.name].index.intersection(acc[noisy.name].index)
+        rows += [{"condition": label(noisy), "seed": seed, "stage": stage,
+                  "relative drop": 1 - acc[noisy.name][seed, stage] / acc[clean.name][seed, stage]}
+                 for seed, stage in both]
+    rel = pd.DataFrame(rows, columns=["condition", "seed", "stage", "relative drop"])
+    if len(rel):
+        drawn = [c for c in colours if c in set(rel["condition"])]
+        sns.pointplot(rel, x="stage", y="relative drop", hue="condition", order=order, hue_order=drawn,
+                      palette=colours, errorbar=SEED_CI, dodge=0.3, ax=ax, legend=False)
+    else:
+        ax.set_xticks(range(len(order)), order)
+        ax.set(xlim=(-0.5, len(order) - 0.5), ylim=(-0.1, 0.5))
+        plotting.say_on_panel(ax, "not measured at this scale:\nno 0% random-label run to compare with")
+    plotting.claim_line(ax, "BM-6", BM6_UNAFFECTED, f"bound ({BM6_UNAFFECTED:.0%} of the 0%-noise probe "
+                        "accuracy)", ls=":")
+    ax.set(xlabel="stage", ylabel="probe drop, 0% to 100% random labels\n(relative to 0%)",
+           title="damage from label noise")
+    ax.tick_params(axis="x", rotation=45)
+    ax.legend(fontsize=7, loc="upper left")
 
 
 def _by_k(final: pd.DataFrame, specs: list[RunSpec]) -> tuple[pd.DataFrame, list[str]]:
@@ -309,7 +342,7 @@ def claims(runs: dict[str, list[RunSpec]], augmentation: str) -> list[Claim]:
               source=LAYERS, uses=("probe_vs_epoch",), not_measurable=_no_clean_runs,
               reading=f"'largely unaffected' read as keeping at least {1 - BM6_UNAFFECTED:.0%} of the "
               "clean-label run's probe accuracy: the bound is ours, the abstract gives no number",
-              figures=("probe_per_layer",)),
+              figures=("probe_per_layer",), drawn=(("probe_per_layer", "y"),)),
     ]
 
 
@@ -336,7 +369,10 @@ FIGURES = (
            figure_probe_vs_epoch, "history"),
     Figure("probe_per_layer", "k-NN probe test accuracy at each stage of the final networks (left; conv maps "
            "average-pooled to 2x2) and leave-one-out k-NN agreement with the training labels (right), which "
-           "measures where the random labels are memorized. Bars: 90% t-interval over seeds.",
+           "measures where the random labels are memorized, and (right) the probe's drop from the 0% to the "
+           "100% random-label run at each stage, relative to the 0% run, with BM-6's bound (dotted; BM-6 "
+           "reads it at the encoder stage best under 100% noise, chosen on the other seeds; not measured "
+           "where the configuration runs no 0% label noise). Bars: 90% t-interval over seeds.",
            figure_probe_per_layer, "layers", reads="layers"),
     Figure("augmentation_diversity", "100% random labels, each image seen only through a fixed set of K "
            "augmentations: k-NN probe accuracy (left) and memorization of the random labels (right), scored "

@@ -207,7 +207,7 @@ def figure_invariance(df: pd.DataFrame, specs: list[RunSpec], out: Path, scale: 
              "seed": seed, "log10_T_opt": v} for s in specs for seed, v in optimal_t(df, s).items()]
     table = pd.DataFrame(rows)
     colours = plotting.hue_colours([model_label[m] for m in ("plain", "inv")])  # one colour per model
-    fig, axes = plotting.new_figure(2)
+    fig, axes = plotting.new_figure(2, height=4.3)  # room for the left legend below its panel
     ax = axes[0, 0]
     sns.lineplot(table, x="K", y="log10_T_opt", hue="model", marker="o", errorbar=SEED_CI, ax=ax,
                  hue_order=list(colours), palette=colours)
@@ -220,7 +220,7 @@ def figure_invariance(df: pd.DataFrame, specs: list[RunSpec], out: Path, scale: 
     ax.set_xscale("log", base=2)
     ax.set(xlabel="fixed augmentations per image K (D4 views)", ylabel="log10 NLL-optimal T",
            title="optimal temperature")
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=2)  # inside, it covers bands
     # right: the model is the colour (as on the left), K the line style
     names = {s.name: (model_label[s.model], f"K={s.n_augs}") for s in specs}
     d = df[df["run"].isin(names) & (df["T"] > 0)].assign(

@@ -171,18 +171,43 @@ def figure_forgetting_vs_width(df: pd.DataFrame, specs: list[RunSpec], out: Path
 
 
 def figure_forgetting_vs_gamma(df: pd.DataFrame, specs: list[RunSpec], out: Path, scale: str,
-                               subset: bool) -> pd.DataFrame:
+                               subset: bool, cfg: dict | None = None) -> pd.DataFrame:
     d = df[df["run"].isin([s.name for s in specs])].copy()
     d["width N"] = d["width"].astype(str)
+    hue = plotting.hue_args(d["width N"], ordered=True)
     fig, axes = plotting.new_figure(4, width=3.8)
     for ax, col, lab in zip(axes[0], ("CF", "LA", "AA", "CF_loss"),
                             ("forgetting CF (accuracy)", "learning accuracy LA", "average accuracy AA",
                              "forgetting on the loss CF_loss"), strict=True):
         sns.lineplot(d, x="gamma0", y=col, hue="width N", errorbar=SEED_CI, marker="o", ax=ax,
-                     legend=col == "CF", **plotting.hue_args(d["width N"], ordered=True))
+                     legend=col == "CF", **hue)
         ax.set(xscale="log", xlabel="gamma0 (muP)", ylabel=lab)
+        if col == "AA" and cfg is not None and len(d):
+            _draw_cl5(ax, d, specs, cfg["cl5_tolerance"], hue["palette"])
     plotting.save(fig, out, f"Lazy-rich transition: {stream_label(specs[0].stream)}", scale, subset)
     return d
+
+
+def _draw_cl5(ax, d: pd.DataFrame, specs: list[RunSpec], tol: float, palette: dict) -> None:
+    """CL-5 on the AA panel: each end width's seed-mean interpolated log10 optimal gamma0 (as CL-5
+    computes it; a grid end where a seed's best gamma0 sits there) as a dotted line in its width's colour,
+    and CL-5's margin (+-`tol` decades) around the smallest width's as a band."""
+    ends = sorted({s.width: s for s in specs}.values(), key=lambda s: s.width)
+    ends = [ends[0], ends[-1]] if len(ends) > 1 else ends
+    centre = {}
+    for s in ends:
+        opt, edge = located_optimum(d, s.name)
+        if not opt:
+            continue
+        centre[s.width] = float(np.mean(list(opt.values())))
+        at_end = f", {len(edge)} of {len(opt)} seeds at a grid end" if edge else ""
+        ax.axvline(10 ** centre[s.width], color=palette[str(s.width)], ls=":", lw=1.5,
+                   label=f"N={s.width}: interpolated optimum (seed mean{at_end})")
+    if ends and ends[0].width in centre:
+        c = centre[ends[0].width]
+        plotting.claim_band(ax, "CL-5", 10 ** (c - tol), 10 ** (c + tol),
+                            f"margin +-{tol:g} decades around N={ends[0].width}'s optimum", axis="x")
+    ax.legend(fontsize=6, loc="upper center", bbox_to_anchor=(0.5, -0.2))  # below: it covers no curve
 
 
 def figure_similarity(df: pd.DataFrame, specs: list[RunSpec], out: Path, scale: str,
@@ -448,7 +473,7 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
               f"verdicts do not use; smaller than every grid step, widest step {step:.2f}), with every "
               "optimum inside the grid", cl5,
               source=CRITICAL, uses=("gamma_sweep", "cl5_tolerance"),
-              figures=("forgetting_vs_gamma",)),
+              figures=("forgetting_vs_gamma",), drawn=(("forgetting_vs_gamma", "x"),)),
         Claim("CL-6", "The optimal gamma0 moves up as tasks become more similar.",
               "optimum grows with similarity (" + QUAL + ")", SOURCE + ", Sec. 5 / Fig. 3",
               "per-seed shift of the interpolated log10 optimal gamma0 (as CL-5) from the least to the most "
@@ -480,7 +505,10 @@ FIGURES = (
            "muP's mean CFr at the smallest width.", figure_forgetting_vs_width, "items", takes_config=True),
     Figure("forgetting_vs_gamma", "Forgetting CF, learning accuracy LA, average accuracy AA (after the last "
            "task) and forgetting on the loss against gamma0 under muP, one line per width: the lazy-rich "
-           "transition. Bands: 90% t-interval over seeds.", figure_forgetting_vs_gamma, "items"),
+           "transition. Bands: 90% t-interval over seeds. AA panel: each end width's interpolated optimal "
+           "gamma0 (seed mean; dotted, in its width's colour) and, grey, CL-5's margin (`cl5_tolerance`, "
+           "+- decades) around the smallest width's.", figure_forgetting_vs_gamma, "items",
+           takes_config=True),
     Figure("similarity", "Permuted MNIST where each task permutes only a fraction p of the pixels (innermost "
            "first); similarity = 1 - p. Left: AA against gamma0 per similarity; right: the gamma0 with the "
            "best AA per seed (grey dots; ringed where it is an end of the gamma0 grid, a bound rather than a "

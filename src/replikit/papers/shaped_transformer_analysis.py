@@ -134,7 +134,7 @@ def figure_correlation_by_ratio(df: pd.DataFrame, specs: list[RunSpec], out: Pat
     widths = sorted(s.width for s in specs)
     d = df[df["attention"] == "shaped"]
     colours = plotting.hue_colours(widths, ordered=True)
-    fig, axes = plotting.new_figure(2, width=4.8)
+    fig, axes = plotting.new_figure(2, width=4.8, height=4.3)  # room for the legend below the left panel
     at = d[np.isclose(d["ratio"], cfg["equivalence_ratio"])]
     sns.ecdfplot(at, x="similarity", hue="width", hue_order=list(colours), palette=colours, ax=axes[0, 0])
     axes[0, 0].axvline(cfg["input_correlation"], color="0.4", ls=":", lw=1)
@@ -146,9 +146,44 @@ def figure_correlation_by_ratio(df: pd.DataFrame, specs: list[RunSpec], out: Pat
     axes[0, 1].set(xlabel="depth-to-width ratio d/n", ylabel="std of the output correlation")
     axes[0, 1].set_xscale("log", base=2)
     axes[0, 1].set_xticks(sorted(cfg["ratios"]), [f"{r:g}" for r in sorted(cfg["ratios"])])
+    _draw_st1(axes[0, 0], axes[0, 1], table, widths, cfg, colours)
     plotting.save(fig, out, "Shaped attention at initialization: the distribution by depth-to-width ratio",
                   scale, subset)
     return table
+
+
+def _draw_st1(left, right, table: pd.DataFrame, widths: list[int], cfg: dict, colours: dict) -> None:
+    """ST-1's margins, each a band as wide as its margin centred between the smallest and the largest
+    width's seed-mean statistic at the equivalence ratio: every width's mean lies inside it exactly when
+    their range is below the margin (ST-1 judges the range per seed). Left, on the correlation axis: the
+    mean (each width's seed mean ticked in its colour at the foot); right, on the std axis."""
+    at = table[np.isclose(table["ratio"], cfg["equivalence_ratio"])]
+    eq, margins = cfg["equivalence_ratio"], cfg["margins"]
+    for ax, key, what, axis in ((left, "mean", "mean", "x"), (right, "spread", "std", "y")):
+        means = at.groupby("width")[STATISTICS[key]].mean()
+        if means.empty:
+            continue
+        mid, m = (means.max() + means.min()) / 2, margins[key]
+        plotting.claim_band(ax, "ST-1", mid - m / 2, mid + m / 2,
+                            f"margin {m:g} on the {what}'s range\nover widths at d/n = {eq:g}", axis=axis)
+        if axis == "x":  # each width's seed mean, ticked at the foot of the panel (below the curves)
+            for w in widths:
+                if w in means.index:
+                    ax.plot([means[w]], [0.05], marker="|", ms=12, mew=2, color=colours[w], ls="none",
+                            transform=ax.get_xaxis_transform())
+    left.legend(*_with_claims(left), title="width", fontsize=7, title_fontsize=8, ncols=4,
+                loc="upper center", bbox_to_anchor=(0.5, -0.2))  # below: inside, it covers the curves
+    right.legend(fontsize=7, loc="upper left")
+
+
+def _with_claims(ax) -> tuple[list, list]:
+    """The panel's legend keys (seaborn's hue keys) followed by the labelled artists drawn after it."""
+    legend = ax.get_legend()
+    handles = list(legend.legend_handles) if legend is not None else []
+    labels = [t.get_text() for t in legend.get_texts()] if legend is not None else []
+    more, more_labels = ax.get_legend_handles_labels()
+    keep = [(h, lab) for h, lab in zip(more, more_labels, strict=True) if lab not in labels]
+    return handles + [h for h, _ in keep], labels + [lab for _, lab in keep]
 
 
 def figure_correlation_vs_depth(df: pd.DataFrame, specs: list[RunSpec], out: Path, scale: str,
@@ -175,8 +210,12 @@ FIGURES = (
            "input sequence's tokens have exactly the configured pairwise correlation (dotted line). Left: "
            "the distribution of the output tokens' mean pairwise cosine similarity over networks, inputs "
            "and seeds at the equivalence ratio, one line per width (the depth is the ratio times the "
-           "width). Right: its standard deviation per seed against the depth-to-width ratio. Bands: 90% "
-           "t-interval over seeds.", figure_correlation_by_ratio, "samples", takes_config=True),
+           "width; ticks at the foot: each width's seed-mean correlation). Right: its standard deviation "
+           "per seed against the depth-to-width ratio. Bands: 90% t-interval over seeds. Grey: ST-1's "
+           "margins (`margins`: on the mean, left; on the standard deviation, right), each as wide as its "
+           "margin and centred between the widths' extremes at the equivalence ratio, so every width's "
+           "seed mean lies inside when their range is below it.", figure_correlation_by_ratio, "samples",
+           takes_config=True),
     Figure("correlation_vs_depth", "The mean output token correlation after each block of the same "
            "networks (same weights and inputs) with shaped attention and with the standard softmax "
            "attention, against the block's depth-to-width ratio; 1 is rank collapse. Bands: 90% "
@@ -232,7 +271,8 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
               "corrections; how close is 'the same' is the pilot's margin",
               caveat=f"an equivalence at {len(widths)} widths, not the infinite limit; a range over widths "
               "grows with noise, so this test errs towards 'inconclusive'",
-              figures=("correlation_by_ratio",)),
+              figures=("correlation_by_ratio",),
+              drawn=(("correlation_by_ratio", "x"), ("correlation_by_ratio", "y"))),
         Claim("ST-2", "The depth-to-width ratio sets the distribution: at a larger ratio the output "
               "correlation is more spread out.",
               "a distribution indexed by d/n (" + QUAL + ")", SOURCE + ", abstract",
