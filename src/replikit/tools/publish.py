@@ -1,7 +1,7 @@
 """Publish a result as a snapshot under docs/published/, for the documents' generated blocks
 (replikit.reporting.docs). Each snapshot records the commit and the code hashes that made it.
 
-    python -m replikit.tools.publish reference                 # smoke: tests/reference/smoke_scorecard.json
+    python -m replikit.tools.publish reference [--tree TREE --log LOG]   # smoke: the CI reference
     python -m replikit.tools.publish scorecard SCALE TREE [--log SNAKEMAKE_LOG]   # a finished run
     python -m replikit.tools.publish plan config/paper.yaml    # the plan's totals
     python -m replikit.tools.publish dag config/preflight.yaml # a scale's DAG job count (a dry run)
@@ -79,9 +79,10 @@ def _claims(papers: dict, kinds: dict) -> dict:
             for p, claims in papers.items()}
 
 
-def publish_reference(out: Path = PUBLISHED) -> dict:
+def publish_reference(out: Path = PUBLISHED, tree: Path | None = None, log: Path | None = None) -> dict:
     """The smoke snapshot from CI's committed reference: its verdicts and means, the commit that last
-    wrote the reference, and the code hashes of that commit."""
+    wrote the reference, and the code hashes of that commit; with `tree` (and `log`), what a smoke run
+    took, from its benchmark files (and its Snakemake log's wall time)."""
     ref = json.loads(REFERENCE.read_text())
     commit = _git("log", "-1", "--format=%H", "--", str(REFERENCE.relative_to(REPOSITORY)))
     modules = sorted({m for ms in paper_modules().values() for m in ms})
@@ -89,7 +90,8 @@ def publish_reference(out: Path = PUBLISHED) -> dict:
             "made_by": {"commit": commit, "dirty": False, "code": code_at(commit, modules),
                         "how": "python -m replikit.tools.publish reference",
                         "from": str(REFERENCE.relative_to(REPOSITORY))},
-            "papers": _claims(ref["papers"], claim_kinds("smoke")), "runtime": None}
+            "papers": _claims(ref["papers"], claim_kinds("smoke")),
+            "runtime": run_time(tree, log) if tree else None}
     _write(out / f"scorecard-{ref['scale']}.json", snap)
     return snap
 
@@ -121,6 +123,16 @@ def log_wall_seconds(log: Path) -> float | None:
     return (stamps[-1] - stamps[0]).total_seconds() if len(stamps) > 1 else None
 
 
+def run_time(tree: Path, log: Path | None = None) -> dict:
+    """What a run took: per paper and in all, jobs, job and CPU seconds (its benchmark files), and its
+    wall time (its Snakemake log, when given)."""
+    per_paper = benchmark_seconds(tree)
+    return {"per_paper": per_paper, "jobs": sum(v["jobs"] for v in per_paper.values()),
+            "job_s": round(sum(v["job_s"] for v in per_paper.values()), 1),
+            "cpu_s": round(sum(v["cpu_s"] for v in per_paper.values()), 1),
+            "wall_s": log_wall_seconds(log) if log else None}
+
+
 def publish_scorecard(scale: str, tree: Path, log: Path | None = None, out: Path = PUBLISHED) -> dict:
     """A scale's snapshot from a finished run's tree: every scorecard (results/*/claims.json), the
     code that computed its runs (the scorecards' provenance), and what the run took (its benchmark
@@ -140,11 +152,7 @@ def publish_scorecard(scale: str, tree: Path, log: Path | None = None, out: Path
                 dirty |= bool(g.get("dirty"))
     commit = sorted(c for c in commits if c)[0] if len(commits) == 1 else "several: " + ", ".join(
         sorted(str(c)[:10] for c in commits))
-    per_paper = benchmark_seconds(tree)
-    runtime = {"per_paper": per_paper, "jobs": sum(v["jobs"] for v in per_paper.values()),
-               "job_s": round(sum(v["job_s"] for v in per_paper.values()), 1),
-               "cpu_s": round(sum(v["cpu_s"] for v in per_paper.values()), 1),
-               "wall_s": log_wall_seconds(log) if log else None}
+    runtime = run_time(tree, log)
     snap = {"kind": "scorecard", "scale": scale,
             "made_by": {"commit": commit, "dirty": dirty, "code": code,
                         "how": f"python -m replikit.tools.publish scorecard {scale} TREE"},
@@ -256,7 +264,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m replikit.tools.publish",
                                  description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="action", required=True)
-    sub.add_parser("reference", help="the smoke snapshot from tests/reference/smoke_scorecard.json")
+    rf = sub.add_parser("reference", help="the smoke snapshot from tests/reference/smoke_scorecard.json")
+    rf.add_argument("--tree", type=Path, help="a finished smoke run's output tree: what it took")
+    rf.add_argument("--log", type=Path, help="that run's Snakemake log: its wall time")
     sc = sub.add_parser("scorecard", help="a scale's snapshot from a finished run's tree")
     sc.add_argument("scale", choices=SCALES)
     sc.add_argument("tree", type=Path, help="the run's output tree (holds results/ and logs/)")
@@ -275,7 +285,7 @@ def main(argv: list[str] | None = None) -> int:
     rg.add_argument("--ladder", default="", help="a `ladder_<name>:` ladder's name")
     args = ap.parse_args(argv)
     if args.action == "reference":
-        publish_reference()
+        publish_reference(tree=args.tree, log=args.log)
     elif args.action == "scorecard":
         publish_scorecard(args.scale, args.tree, args.log)
     elif args.action == "plan":
