@@ -201,3 +201,20 @@ def test_config_comments_say_what_a_key_is_in_three_lines_at_most():
     long = {str(p.relative_to(ROOT)): [b for b in comment_blocks(p.read_text()) if b[1] > 3] for p in files}
     long = {k: v for k, v in long.items() if v}
     assert not long, f"comment blocks over 3 lines (first line, length): {long}"
+
+
+def test_the_fragile_block_lists_the_parts_below_the_line():
+    from replikit.reporting.docs import block_fragile
+
+    part = {"verdict": "replicated", "mean": 0.1}
+    snap = {"papers": {"p": {"P-1": {"verdict": "replicated", "measured": True,
+                                     "parts": {"a": {**part, "stability": 0.55},
+                                               "b": {**part, "stability": 0.95}}},
+                             "P-2": {"verdict": "inconclusive", "measured": False, "parts": {}}}}}
+    text = block_fragile({"scorecard-smoke": snap})
+    assert "| smoke | P-1 | a | replicated | 0.55 |" in text and "| b |" not in text
+    snap["papers"]["p"]["P-1"]["parts"]["a"]["stability"] = 0.9
+    assert block_fragile({"scorecard-smoke": snap}) == "No part of the smoke scale is fragile."
+    for p in snap["papers"]["p"]["P-1"]["parts"].values():
+        p["stability"] = None
+    assert "holds no stability yet" in block_fragile({"scorecard-smoke": snap})

@@ -294,7 +294,33 @@ def block_margins(snaps: dict) -> str:
     return "\n".join(lines)
 
 
+def block_fragile(snaps: dict) -> str:
+    """Every part of a published scorecard whose stability (the chance that 5 fresh seeds give the
+    same verdict, replikit.scoring.stability) is below the fragile line."""
+    from replikit.scoring.stability import FRAGILE_BELOW, fragile
+
+    lines = []
+    for scale in SCALES:
+        snap = snaps.get(f"scorecard-{scale}")
+        if snap is None:
+            continue
+        rows = [f"| {scale} | {cid} | {label} | {part['verdict']} | {part['stability']:.2f} |"
+                for claims in snap["papers"].values() for cid, row in claims.items()
+                for label, part in row["parts"].items() if fragile(part.get("stability"))]
+        known = any(part.get("stability") is not None for claims in snap["papers"].values()
+                    for row in claims.values() for part in row["parts"].values())
+        if not known:
+            lines.append(f"The published {scale} scorecard holds no stability yet.")
+        elif rows:
+            lines += [f"Parts whose stability is below {FRAGILE_BELOW:g} at the {scale} scale:", "",
+                      "| scale | claim | part | verdict | stability |", "|---|---|---|---|---|", *rows, ""]
+        else:
+            lines.append(f"No part of the {scale} scale is fragile.")
+    return "\n".join(lines).strip() or "No published scorecard yet."
+
+
 BLOCKS: dict[str, Callable[[dict], str]] = {
+    "fragile": block_fragile,
     "verdict-summary": block_verdict_summary,
     "smoke-verdicts": lambda s: block_scorecard_table(s, "smoke"),
     "default-verdicts": lambda s: block_scorecard_table(s, "default"),
