@@ -9,6 +9,7 @@ any check fails. It runs no training job and takes seconds.
 from __future__ import annotations
 
 import argparse
+import functools
 import subprocess
 import sys
 from collections.abc import Callable
@@ -24,8 +25,9 @@ def _root() -> Path:
     return CONFIGS.parents[1]
 
 
+@functools.cache
 def configs(name: str) -> dict[str, dict]:
-    """Each scale's validated config (ConfigError names the file and the key)."""
+    """Each scale's validated config (ConfigError names the file and the key), read once per run."""
     from replikit.core.config import load_config
     from replikit.papers.registry import config_errors
 
