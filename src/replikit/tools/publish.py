@@ -88,7 +88,9 @@ def publish_reference(out: Path = PUBLISHED, tree: Path | None = None, log: Path
     modules = sorted({m for ms in paper_modules().values() for m in ms})
     snap = {"kind": "scorecard", "scale": ref["scale"],
             "made_by": {"commit": commit, "dirty": False, "code": code_at(commit, modules),
-                        "how": "python -m replikit.tools.publish reference",
+                        # after a smoke run:
+                        "how": ("python -m replikit.scoring.scorecard_reference write scales/smoke/results/"
+                                "*/claims.json && python -m replikit.tools.publish reference"),
                         "from": str(REFERENCE.relative_to(REPOSITORY))},
             "papers": _claims(ref["papers"], claim_kinds("smoke")),
             "runtime": run_time(tree, log) if tree else None}
