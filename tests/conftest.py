@@ -24,11 +24,20 @@ HEAVY_FIRST = ("test_workflow.py", "test_preflight.py", "test_slurm.py", "test_b
                "test_null_claims.py", "test_ladder.py", "test_new_paper.py", "test_faults.py")
 
 
+# The smoke DAG runs first in its file. pytest-xdist hands a worker its next file as soon as two or
+# fewer of its tests are left to run; were the DAG test near the end of its file, as written, the
+# worker would take a further file when the DAG starts and hold it for the DAG's 40 minutes while
+# the other worker ran out of work (CI's run at d604a8f: test_new_paper waited there, 2026-11-28).
+FIRST_IN_FILE = ("test_smoke_scale_end_to_end",)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The files of HEAVY_FIRST first, in that order (a stable sort: tests keep their order within
-    a file, the other files theirs), so that pytest-xdist starts the longest work first."""
+    """The files of HEAVY_FIRST first, in that order, and FIRST_IN_FILE first in its file (a stable
+    sort: the other tests keep their order within a file, the other files theirs), so that
+    pytest-xdist starts the longest work first and queues nothing behind it."""
     rank = {name: i for i, name in enumerate(HEAVY_FIRST)}
-    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
+    items.sort(key=lambda item: (rank.get(item.path.name, len(rank)),
+                                 getattr(item, "originalname", item.name) not in FIRST_IN_FILE))
     drop_subsumed_fast_variants(config, items)
 
 

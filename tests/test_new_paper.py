@@ -60,7 +60,12 @@ def example_module() -> types.ModuleType:
 
 
 def repository_copy(dest: Path) -> Path:
-    """The repository's files as a fresh checkout has them (tracked and untracked, not ignored)."""
+    """The repository's files as a fresh checkout has them (tracked and untracked, not ignored), with
+    what a checkout finds beside it: `../shared` (the datasets, and the abstracts that
+    test_claim_sources checks the shipped sources against, and must find under CI)."""
+    shared = ROOT.parent / "shared"
+    if shared.is_dir() and not (dest.parent / "shared").exists():
+        (dest.parent / "shared").symlink_to(shared.resolve(), target_is_directory=True)
     listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT,
                             capture_output=True, check=True).stdout.decode().split("\0")
     for name in filter(None, listed):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import functools
 import re
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,8 +30,18 @@ class ConfigError(ValueError):
     """The configuration does not match the schema."""
 
 
-def _with_defaults(validator_class):
+def _jsonschema():
+    """jsonschema, imported without its optional IRI-format checker (rfc3987_syntax, installed here
+    through jupyter-events), which builds a grammar at import: 1.7 s of every Snakemake start, for a
+    format no schema of ours uses."""
+    sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]  # None: "not installed"
     import jsonschema
+
+    return jsonschema
+
+
+def _with_defaults(validator_class):
+    jsonschema = _jsonschema()
 
     validate_props = validator_class.VALIDATORS["properties"]
 
@@ -198,7 +209,7 @@ def validate_config(config: dict, schema_path: str | Path, constraints: Constrai
     with_paper_settings(config, schema_path)
     schema = full_schema(schema_path)
     coerce(config, schema, schema)
-    import jsonschema
+    jsonschema = _jsonschema()
 
     validator = _with_defaults(jsonschema.Draft7Validator)(schema)
     # Fill defaults first (validation of a nested default may need its own defaults).

@@ -9,6 +9,7 @@ import hashlib
 import platform
 import subprocess
 import sys
+from collections.abc import Iterator
 from importlib import metadata
 from pathlib import Path
 
@@ -53,11 +54,32 @@ def _module_file(name: str, root: Path) -> Path | None:
     return None
 
 
-def _imports(path: Path, name: str, root: Path) -> set[str]:
-    """The replikit modules that module `name` (file `path`) imports, anywhere in its body."""
+def _import_statements(tree: ast.Module) -> Iterator[ast.Import | ast.ImportFrom]:
+    """Every import statement of `tree`, at any depth (in functions, classes, branches), found by
+    walking statement bodies only: an import is a statement, so expressions are never entered."""
+    todo: list[ast.AST] = [tree]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            yield node
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            block = getattr(node, field, None)
+            if isinstance(block, list):
+                todo += block
+
+
+def _imports(path: Path, name: str, root: Path) -> frozenset[str]:
+    """The replikit modules that module `name` (file `path`) imports, anywhere in its body (parsed
+    once per version of the file: a Snakemake start hashes the closures of 18 modules, which share
+    most of their files)."""
+    return _parsed_imports(path, name, root, path.stat().st_mtime_ns)
+
+
+@functools.cache
+def _parsed_imports(path: Path, name: str, root: Path, mtime_ns: int) -> frozenset[str]:
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found = set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in _import_statements(ast.parse(path.read_text(), str(path))):
         if isinstance(node, ast.Import):
             found |= {a.name for a in node.names if a.name.split(".")[0] == root.name}
         elif isinstance(node, ast.ImportFrom):
@@ -71,7 +93,7 @@ def _imports(path: Path, name: str, root: Path) -> set[str]:
                 continue
             found.add(target)
             found |= {f"{target}.{a.name}" for a in node.names}  # `from . import x`: x may be a module
-    return {m for m in found if _module_file(m, root)}
+    return frozenset(m for m in found if _module_file(m, root))
 
 
 @functools.cache
