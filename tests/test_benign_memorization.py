@@ -14,6 +14,7 @@ NO_AUG = "train_noise-1.0_augmentation-none_n_augs-none_label_per_view-false"
 K1 = "train_noise-1.0_augmentation-full_n_augs-1_label_per_view-false"
 K8 = "train_noise-1.0_augmentation-full_n_augs-8_label_per_view-true"
 CLEAN = "train_noise-0.0_augmentation-full_n_augs-none_label_per_view-false"
+CLEAN_NO_AUG = "train_noise-0.0_augmentation-none_n_augs-none_label_per_view-false"
 
 
 def test_run_names_round_trip_and_reject_nonsense():
@@ -105,8 +106,9 @@ def test_claims_from_synthetic_results():
     hist = pd.DataFrame(rows)
     from replikit.scoring.claims import evaluate
 
-    layers = pd.DataFrame([{"run": MAIN, "seed": s, "stage": st, "probe_acc": p,
+    layers = pd.DataFrame([{"run": run, "seed": s, "stage": st, "probe_acc": p,
                             "random_label_knn": r}
+                           for run in (MAIN, NO_AUG)  # BM-3's falsifier reads the no-aug run's layers
                            for s in range(5) for st, p, r in [("pooled", 0.5, 0.2), ("projector", 0.4, 0.6),
                                                                ("output", 0.3, 0.9 + 0.01 * s)]])
     rows = {r["id"]: r for r in evaluate(
@@ -121,12 +123,13 @@ def test_claims_from_synthetic_results():
 
 def test_early_layers_unaffected_by_label_noise_claim():
     cfg = {"augmentation": "full",
-           "probe_vs_epoch": {"label_noise": [0.0, 1.0], "augmentations": ["full"]},
+           "probe_vs_epoch": {"label_noise": [0.0, 1.0], "augmentations": ["none", "full"]},
            "diversity": {"n_augs": ["unlimited"]}, "capacity": {"n_augs": [1]}}
     drops = {"conv1": (0.40, 0.39), "pooled": (0.6, 0.57), "projector": (0.7, 0.6), "output": (0.7, 0.3)}
+    # the falsifier reads the same pair without augmentation (here: the same numbers)
     layers = pd.DataFrame([{"run": run, "seed": s, "stage": st, "depth": d, "probe_acc": accs[i] + 0.01 * s}
                            for s in range(5) for d, (st, accs) in enumerate(drops.items())
-                           for i, run in enumerate((CLEAN, MAIN))])
+                           for pair in ((CLEAN, MAIN), (CLEAN_NO_AUG, NO_AUG)) for i, run in enumerate(pair)])
     claim = next(c for c in an.claims(bm.experiment_runs(cfg), "full") if c.id == "BM-6")
     from replikit.scoring.claims import evaluate
 

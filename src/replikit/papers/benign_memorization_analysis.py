@@ -13,7 +13,7 @@ from replikit.reporting import plotting
 from replikit.reporting.plotting import SEED_CI, sns
 from replikit.scoring.aggregate import cross_fit_choice, final_rows, per_seed, run_rows
 from replikit.scoring.aggregate import seed_diff as diff
-from replikit.scoring.claims import Claim, Part, Source, cross_fitted
+from replikit.scoring.claims import Claim, Falsifier, Part, Source, cross_fitted
 
 MEMORIZED = 0.9  # training accuracy on random labels that counts as "memorized"
 # BM-6: the largest relative probe drop at the best encoder stage that counts as "largely unaffected".
@@ -215,40 +215,103 @@ def _no_clean_runs(cfg: dict) -> str:
     return "no 0% label-noise runs at this scale (probe_vs_epoch.label_noise has no 0.0)"
 
 
+def _memorized(r: dict, run: str, metric: str, label: str) -> list[Part]:
+    """BM-1's statistic: one run's final training accuracy on its own (random) labels."""
+    return [Part(label, per_seed(r["final"], run, metric), MEMORIZED)]
+
+
+def _probe_gains(r: dict, run: str, no_aug: str, labels: tuple[str, str]) -> list[Part]:
+    """BM-2's statistic for `run`: its probe minus its untrained probe, and minus the no-aug run's."""
+    h, f = r["history"], r["final"]
+    trained = per_seed(f, run, "probe_acc")
+    init = per_seed(h[h["epoch"] == 0], run, "probe_acc")
+    return [Part(labels[0], diff(trained, init), 0.0),
+            Part(labels[1], diff(trained, per_seed(f, no_aug, "probe_acc")), 0.0)]
+
+
+def _layer_split(r: dict, run: str, tail: str = "") -> list[Part]:
+    """BM-3's statistic for `run`: probe gap (best encoder stage, chosen on the other seeds, minus
+    output) and random-label agreement gap (output minus pooled); `tail` ends both labels."""
+    lay = r["layers"][r["layers"]["run"] == run]
+    if lay.empty:
+        raise KeyError(f"{run} layer probes")
+    head = {"projector", "output"}
+    acc = lay.pivot(index="seed", columns="stage", values="probe_acc")
+    enc = {int(s): {st: float(acc.loc[s, st]) for st in acc.columns if st not in head} for s in acc.index}
+    best = cross_fit_choice(enc)  # the encoder stage that is best on the *other* seeds
+    mem = lay.pivot(index="seed", columns="stage", values="random_label_knn")
+    gap = {s: enc[s][st] - float(acc.loc[s, "output"]) for s, st in best.items()}
+    agree = {int(s): float(mem.loc[s, "output"] - mem.loc[s, "pooled"]) for s in mem.index}
+    return [cross_fitted(Part("probe: best encoder stage (chosen on the other seeds) minus output layer"
+                              + tail, gap, 0.0)),
+            Part("random-label k-NN agreement: output layer minus pooled features" + tail, agree, 0.0)]
+
+
+def _capacity_drop(r: dict, lo: RunSpec, hi: RunSpec, labels: tuple[str, str]) -> list[Part]:
+    """BM-5's statistic: training accuracy on the training views at K=lo minus at K=hi, and at K=hi."""
+    f = r["final"]
+    acc_hi = per_seed(f, hi.name, "train_acc_views")
+    return [Part(labels[0], diff(per_seed(f, lo.name, "train_acc_views"), acc_hi), 0.0),
+            Part(labels[1], acc_hi, MEMORIZED, direction="below")]
+
+
+def _noise_damage(r: dict, clean: str, main: str, tail: str = "") -> list[Part]:
+    """BM-6's statistic for a 0% (`clean`) and 100% (`main`) random-label pair of runs: the probe drop at
+    the output minus at the encoder stage best under 100% noise (chosen on the other seeds), and that
+    stage's drop relative to its 0%-noise accuracy; `tail` ends both labels."""
+    lay = r["layers"]
+    head = {"projector", "output"}
+    for run in (clean, main):
+        if not (lay["run"] == run).any():
+            raise KeyError(f"{run} layer probes")
+    acc = {run: lay[lay["run"] == run].pivot(index="seed", columns="stage", values="probe_acc")
+           for run in (clean, main)}
+    seeds = sorted(set(acc[clean].index) & set(acc[main].index))
+    enc = {int(s): {st: float(acc[main].loc[s, st]) for st in acc[main].columns if st not in head}
+           for s in seeds}
+    best = cross_fit_choice(enc)  # the encoder stage best under 100% label noise on the *other* seeds
+    drop = {s: float(acc[clean].loc[s, st] - acc[main].loc[s, st]) for s, st in best.items()}
+    out = {int(s): float(acc[clean].loc[s, "output"] - acc[main].loc[s, "output"]) for s in seeds}
+    relative = {s: drop[s] / float(acc[clean].loc[s, st]) for s, st in best.items()}
+    return [cross_fitted(Part("probe drop from 0% to 100% random labels: output layer minus the best "
+                              "encoder stage (chosen on the other seeds)" + tail,
+                              {s: out[s] - drop[s] for s in best}, 0.0)),
+            cross_fitted(Part(f"relative probe drop at the best encoder stage < {BM6_UNAFFECTED:g}{tail}",
+                              relative, BM6_UNAFFECTED, direction="below"))]
+
+
 def claims(runs: dict[str, list[RunSpec]], augmentation: str) -> list[Claim]:
-    """BM-1..BM-6 for the run names of this configuration."""
+    """BM-1..BM-6 for the run names of this configuration, each paper claim with its falsifier."""
     main = RunSpec(1.0, augmentation).name
     clean = RunSpec(0.0, augmentation).name
     no_aug = RunSpec(1.0, "none").name
+    one_view = RunSpec(1.0, augmentation, 1)  # K=1: also the first run of `diversity` and `capacity`
     div, cap = runs["augmentation_diversity"], runs["capacity"]
 
     def bm1(r: dict) -> list[Part]:
-        return [Part(f"train acc. on 100% random labels ({augmentation} aug), clean images",
-                     per_seed(r["final"], main, "train_acc_clean"), MEMORIZED)]
+        return _memorized(r, main, "train_acc_clean",
+                          f"train acc. on 100% random labels ({augmentation} aug), clean images")
+
+    def bm1_falsifier(r: dict) -> list[Part]:
+        return _memorized(r, cap[-1].name, "train_acc_views",
+                          f"train acc. on 100% random labels ({augmentation} aug), a label per view "
+                          f"(K={k_label(cap[-1])}), on its (view, label) pairs")
 
     def bm2(r: dict) -> list[Part]:
-        h, f = r["history"], r["final"]
-        trained = per_seed(f, main, "probe_acc")
-        init = per_seed(h[h["epoch"] == 0], main, "probe_acc")
-        return [Part("probe: trained on random labels + aug minus untrained", diff(trained, init), 0.0),
-                Part("probe: random labels with aug minus without aug",
-                     diff(trained, per_seed(f, no_aug, "probe_acc")), 0.0)]
+        return _probe_gains(r, main, no_aug, ("probe: trained on random labels + aug minus untrained",
+                                              "probe: random labels with aug minus without aug"))
+
+    def bm2_falsifier(r: dict) -> list[Part]:
+        return _probe_gains(r, one_view.name, no_aug,
+                            ("probe: trained on random labels, one fixed view per image (K=1), minus "
+                             "untrained", "probe: random labels, one fixed view per image (K=1), minus "
+                             "without aug"))
 
     def bm3(r: dict) -> list[Part]:
-        lay = r["layers"][r["layers"]["run"] == main]
-        if lay.empty:
-            raise KeyError(f"{main} layer probes")
-        head = {"projector", "output"}
-        acc = lay.pivot(index="seed", columns="stage", values="probe_acc")
-        enc = {int(s): {st: float(acc.loc[s, st]) for st in acc.columns if st not in head} for s in acc.index}
-        best = cross_fit_choice(enc)  # the encoder stage that is best on the *other* seeds
-        mem = lay.pivot(index="seed", columns="stage", values="random_label_knn")
-        return [cross_fitted(Part("probe: best encoder stage (chosen on the other seeds) minus output layer",
-                                  {s: enc[s][st] - float(acc.loc[s, "output"]) for s, st in best.items()},
-                                  0.0)),
-                Part("random-label k-NN agreement: output layer minus pooled features",
-                     {int(s): float(mem.loc[s, "output"] - mem.loc[s, "pooled"]) for s in mem.index},
-                     0.0)]
+        return _layer_split(r, main)
+
+    def bm3_falsifier(r: dict) -> list[Part]:
+        return _layer_split(r, no_aug, " (no aug)")
 
     def bm4(r: dict) -> list[Part]:
         f = r["final"]
@@ -260,48 +323,49 @@ def claims(runs: dict[str, list[RunSpec]], augmentation: str) -> list[Claim]:
                                              per_seed(f, hi.name, "train_acc_views")), 0.0)]
 
     def bm5(r: dict) -> list[Part]:
-        f = r["final"]
         lo, hi = cap[0], cap[-1]
-        acc_hi = per_seed(f, hi.name, "train_acc_views")
-        return [Part(f"train acc.: K={k_label(lo)} minus K={k_label(hi)} (a label per view)",
-                     diff(per_seed(f, lo.name, "train_acc_views"), acc_hi), 0.0),
-                Part(f"train acc. at K={k_label(hi)} stays below {MEMORIZED:.0%}", acc_hi, MEMORIZED,
-                     direction="below")]
+        return _capacity_drop(r, lo, hi,
+                              (f"train acc.: K={k_label(lo)} minus K={k_label(hi)} (a label per view)",
+                               f"train acc. at K={k_label(hi)} stays below {MEMORIZED:.0%}"))
+
+    def bm5_falsifier(r: dict) -> list[Part]:
+        hi = RunSpec(1.0, augmentation)  # K unlimited, one label per image
+        return _capacity_drop(r, one_view, hi,
+                              (f"train acc.: K=1 minus K={k_label(hi)} (one label per image)",
+                               f"train acc. at K={k_label(hi)} stays below {MEMORIZED:.0%} (one label per "
+                               "image)"))
 
     def bm6(r: dict) -> list[Part]:
-        lay = r["layers"]
-        head = {"projector", "output"}
-        for run in (clean, main):
-            if not (lay["run"] == run).any():
-                raise KeyError(f"{run} layer probes")
-        acc = {run: lay[lay["run"] == run].pivot(index="seed", columns="stage", values="probe_acc")
-               for run in (clean, main)}
-        seeds = sorted(set(acc[clean].index) & set(acc[main].index))
-        enc = {int(s): {st: float(acc[main].loc[s, st]) for st in acc[main].columns if st not in head}
-               for s in seeds}
-        best = cross_fit_choice(enc)  # the encoder stage best under 100% label noise on the *other* seeds
-        drop = {s: float(acc[clean].loc[s, st] - acc[main].loc[s, st]) for s, st in best.items()}
-        out = {int(s): float(acc[clean].loc[s, "output"] - acc[main].loc[s, "output"]) for s in seeds}
-        relative = {s: drop[s] / float(acc[clean].loc[s, st]) for s, st in best.items()}
-        return [cross_fitted(Part("probe drop from 0% to 100% random labels: output layer minus the best "
-                                  "encoder stage (chosen on the other seeds)",
-                                  {s: out[s] - drop[s] for s in best}, 0.0)),
-                cross_fitted(Part(f"relative probe drop at the best encoder stage < {BM6_UNAFFECTED:g}",
-                                  relative, BM6_UNAFFECTED, direction="below"))]
+        return _noise_damage(r, clean, main)
+
+    def bm6_falsifier(r: dict) -> list[Part]:
+        return _noise_damage(r, RunSpec(0.0, "none").name, no_aug, " (no aug)")
 
     return [
         Claim("BM-1", "With 100% random labels and augmentation the network memorizes the training "
               "labels.", "~100% train accuracy (" + QUAL + ")", SOURCE + ", abstract and Sec. 2",
               "final training accuracy on the random labels of the un-augmented training images",
               f"lower CI bound > {MEMORIZED}", bm1, source=BENIGN, uses=("probe_vs_epoch",),
-              figures=("probe_vs_epoch",), drawn=(("probe_vs_epoch", "y"),)),
+              figures=("probe_vs_epoch",), drawn=(("probe_vs_epoch", "y"),),
+              falsifier=Falsifier(
+                  f"a random label per augmentation (K={k_label(cap[-1])}), read on its (view, label) pairs",
+                  "the paper's own contrast: with an independent label per view the sample size grows K-fold "
+                  "and 'malign memorization under data augmentation is infeasible due to the insufficient "
+                  "capacity of the model', so the training labels should not be memorized there",
+                  bm1_falsifier)),
         Claim("BM-2", "Its k-NN probe accuracy is far above the untrained network and above the same "
               "network trained on random labels without augmentation.",
               "'highly non-trivial performance under nearest neighbour probing' (" + QUAL + ")",
               SOURCE + ", abstract and Sec. 2",
               "paired (per seed) differences in k-NN probe test accuracy", "both CIs > 0", bm2,
               source=BENIGN, uses=("probe_vs_epoch",),
-              figures=("probe_vs_epoch",)),
+              figures=("probe_vs_epoch",),
+              falsifier=Falsifier(
+                  "one fixed augmentation per image (K=1) instead of fresh ones",
+                  "with one view per image the sample size stays n, so malign memorization is feasible and "
+                  "the paper's explanation (its infeasibility 'forces' the network to learn meaningful "
+                  "features) gives no reason for features: no gain over the untrained or no-aug network",
+                  bm2_falsifier)),
         Claim("BM-3", "Probe accuracy peaks before the last layers; the final layers carry the "
               "memorization.", "'only the very last layers are used for memorization' (" + QUAL + ")",
               SOURCE + ", abstract and Sec. 3",
@@ -309,7 +373,13 @@ def claims(runs: dict[str, list[RunSpec]], augmentation: str) -> list[Claim]:
               "seeds, so the choice is independent of this seed's noise, minus output) and random-label "
               "agreement gap (output - pooled)", "both CIs > 0", bm3, source=LAYERS,
               uses=("probe_vs_epoch",),
-              figures=("probe_per_layer",)),
+              figures=("probe_per_layer",),
+              falsifier=Falsifier(
+                  "no augmentation",
+                  "the abstract splits memorization and features across layers only for benign memorization, "
+                  "which it finds 'under training protocols that include data augmentation'; without it "
+                  "memorization is the malign kind, which keeps no performant features below the last layers",
+                  bm3_falsifier)),
         Claim("BM-4", "Probe accuracy depends on augmentation diversity: a memorization-generalization "
               "trade-off in K.", "'a memorization-generalization trade-off in terms of their "
               "diversity' (" + QUAL + ")", SOURCE + ", abstract and Sec. 4",
@@ -330,7 +400,13 @@ def claims(runs: dict[str, list[RunSpec]], augmentation: str) -> list[Claim]:
               caveat="exposure confound: every K trains the same number of epochs, so each (view, "
               "label) pair is seen about epochs/K times; a drop at large K can come from less exposure "
               "alone, not only from insufficient capacity",
-              figures=("capacity",), drawn=(("capacity", "y"),)),
+              figures=("capacity",), drawn=(("capacity", "y"),),
+              falsifier=Falsifier(
+                  "one random label per image, shared by its views (K=1 vs unlimited)",
+                  "the capacity argument rests on the K-fold sample size of independent (view, label) pairs; "
+                  "with one label per image it stays n, which the network memorizes under augmentation "
+                  "(BM-1), so accuracy should neither drop with K nor stay below the bar",
+                  bm5_falsifier)),
         Claim("BM-6", "Preceding layers' features are largely unaffected by label noise; the damage is in "
               "the last layers.", "'preceding layers encode performant features which remain largely "
               "unaffected by the label noise' (abstract; qualitative, no number)", WHERE,
@@ -342,7 +418,13 @@ def claims(runs: dict[str, list[RunSpec]], augmentation: str) -> list[Claim]:
               source=LAYERS, uses=("probe_vs_epoch",), not_measurable=_no_clean_runs,
               reading=f"'largely unaffected' read as keeping at least {1 - BM6_UNAFFECTED:.0%} of the "
               "clean-label run's probe accuracy: the bound is ours, the abstract gives no number",
-              figures=("probe_per_layer",), drawn=(("probe_per_layer", "y"),)),
+              figures=("probe_per_layer",), drawn=(("probe_per_layer", "y"),),
+              falsifier=Falsifier(
+                  "no augmentation (0% vs 100% random labels, both without)",
+                  "the abstract finds features 'largely unaffected by the label noise' as a result of benign "
+                  "memorization under augmentation; without augmentation memorization is malign, and the "
+                  "noise should damage the encoder stages too",
+                  bm6_falsifier)),
     ]
 
 

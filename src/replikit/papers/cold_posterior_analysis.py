@@ -15,7 +15,7 @@ from replikit.reporting import plotting
 from replikit.reporting.plotting import SEED_CI, sns
 from replikit.scoring.aggregate import cross_fit_choice, run_rows
 from replikit.scoring.aggregate import seed_diff as diff
-from replikit.scoring.claims import Claim, Part, Source, cross_fitted
+from replikit.scoring.claims import Claim, Falsifier, Part, Source, cross_fitted
 from replikit.scoring.fidelity import Departure
 
 NOCI = "Noci et al., NeurIPS 2021 (arXiv 2106.06596)"
@@ -248,6 +248,9 @@ def _tempering_runs(*modes: str):
     return reason
 
 
+NO_INVARIANT = "no D4-invariant model is trained (cold_posterior.invariance.models)"
+
+
 def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
     """CPE-1..CPE-7 for the conditions of this configuration."""
     prior = float(cfg["prior_scale"])
@@ -258,6 +261,10 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
     tempered = {s.temper: s for s in runs["prior"] if s.temper != "posterior"}
     inv = runs["invariance"]
     heldout = "held-out half"
+
+    def unconfigured(label: str, why: str) -> Part:
+        """A falsifier part whose runs this configuration does not train: no evidence, inconclusive."""
+        return Part(label, {}, 0.0, no_evidence=f"{label}: {why}")
 
     def tempering(mode: str) -> RunSpec:
         if mode not in tempered:
@@ -270,29 +277,62 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
         return {s: sign * v for s, v in diff(heldout_at(df, spec, ts, column),
                                                 heldout_at(df, spec, {s: 1.0 for s in ts}, column)).items()}
 
-    def gain(r: dict, spec: RunSpec) -> list[Part]:
+    def gain(r: dict, spec: RunSpec, paper: bool = True) -> list[Part]:
+        """CPE-1's parts for condition `spec`; `paper`: with the paper's numbers (its own setting)."""
         df = r["results"]
         return [cross_fitted(Part(f"{spec.augmentation}: {heldout} NLL at T=1 minus at the T<1 chosen "
                                   "on the other seeds' validation halves",
-                                  cold_gain(df, spec, "heldout_nll", -1.0), 0.0, paper_value=0.36 - 0.22)),
+                                  cold_gain(df, spec, "heldout_nll", -1.0), 0.0,
+                                  paper_value=0.36 - 0.22 if paper else None)),
                 cross_fitted(Part(f"{spec.augmentation}: {heldout} accuracy at that T minus at T=1",
                                   cold_gain(df, spec, "heldout_accuracy", 1.0), 0.0,
-                                  paper_value=0.93 - 0.882))]
+                                  paper_value=0.93 - 0.882 if paper else None))]
+
+    def aug_gap(r: dict, augmented: RunSpec, plain: RunSpec, label: str) -> list[Part]:
+        """CPE size with augmentation (`augmented`) minus without (`plain`), per seed."""
+        df = r["results"]
+        return [cross_fitted(Part(label, diff(cpe(df, augmented), cpe(df, plain)), 0.0))]
 
     def cpe2(r: dict) -> list[Part]:
-        df = r["results"]
-        return [cross_fitted(Part("CPE with augmentation minus without",
-                                  diff(cpe(df, aug_run), cpe(df, no_aug)), 0.0))]
+        return aug_gap(r, aug_run, no_aug, "CPE with augmentation minus without")
+
+    def invariant_k(k: int) -> RunSpec:
+        """The D4-invariant model's run with K fixed D4 views (K = 1: the image alone, no augmentation)."""
+        runs_k = {s.n_augs: s for s in inv if s.model == "inv"}
+        if k not in runs_k:
+            raise KeyError(f"invariant-model invariance run at K={k}")
+        return runs_k[k]
+
+    def cpe2_invariant(r: dict) -> list[Part]:
+        lo, hi = min(s.n_augs for s in inv), max(s.n_augs for s in inv)
+        label = f"D4-invariant model: CPE with K={hi} D4 views minus with K={lo}"
+        if "inv" not in cfg["invariance"]["models"]:
+            return [unconfigured(label, NO_INVARIANT)]
+        return aug_gap(r, invariant_k(hi), invariant_k(lo), label)
 
     def cpe3(r: dict) -> list[Part]:
         lo, hi = cur[0], cur[-1]
         return [cross_fitted(Part(f"CPE with {hi.curation} annotators minus with {lo.curation}",
                                   diff(cpe(r["results"], hi), cpe(r["results"], lo)), 0.0))]
 
+    def tempered_label(mode: str) -> str:
+        return (f"{mode}-only tempering: {heldout} NLL at T=1 minus at the T<1 chosen on the other seeds' "
+                "validation halves")
+
+    def tempered_gain(r: dict, mode: str) -> list[Part]:
+        """CPE-4's part when T tempers only `mode` (the prior, or the likelihood for its falsifier)."""
+        return [cross_fitted(Part(tempered_label(mode),
+                                  cold_gain(r["results"], tempering(mode), "heldout_nll", -1.0), 0.0))]
+
+    def cpe4_likelihood(r: dict) -> list[Part]:
+        """CPE-4's falsifier: no evidence where the configuration trains no likelihood-only run (one it
+        trains but the results lack still raises)."""
+        if "likelihood" not in tempered:
+            return [unconfigured(tempered_label("likelihood"), _tempering_runs("likelihood")(cfg))]
+        return tempered_gain(r, "likelihood")
+
     def cpe4(r: dict) -> list[Part]:
-        return [cross_fitted(Part(f"prior-only tempering: {heldout} NLL at T=1 minus at the T<1 chosen on "
-                                  "the other seeds' validation halves",
-                                  cold_gain(r["results"], tempering("prior"), "heldout_nll", -1.0), 0.0))]
+        return tempered_gain(r, "prior")
 
     def cpe8(r: dict) -> list[Part]:
         df = r["results"]
@@ -300,15 +340,22 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
         return [cross_fitted(Part(f"CPE at prior std {hi.prior:g} minus at {lo.prior:g}",
                                   diff(cpe(df, hi), cpe(df, lo)), 0.0))]
 
-    def cpe5(r: dict) -> list[Part]:
+    def t_opt_drop(r: dict, model: str) -> list[Part]:
+        """log10 T_opt at the smallest K minus at the largest, for `model` (plain or inv; the invariant
+        one, CPE-5's falsifier, gives no evidence where the configuration does not train it)."""
         df = r["results"]
         ks = sorted({s.n_augs for s in inv})
-        plain = {s.n_augs: s for s in inv if s.model == "plain"}
+        runs_k = {s.n_augs: s for s in inv if s.model == model}
         lo, hi = ks[0], ks[-1]
-        if lo not in plain or hi not in plain:
-            raise KeyError(f"plain invariance runs at K={lo} and K={hi}")
-        return [Part(f"plain: log10 T_opt at K={lo} minus at K={hi}",
-                     diff(optimal_t(df, plain[lo]), optimal_t(df, plain[hi])), 0.0)]
+        label = f"{model}: log10 T_opt at K={lo} minus at K={hi}"
+        if model == "inv" and model not in cfg["invariance"]["models"]:
+            return [unconfigured(label, NO_INVARIANT)]
+        if lo not in runs_k or hi not in runs_k:
+            raise KeyError(f"{model} invariance runs at K={lo} and K={hi}")
+        return [Part(label, diff(optimal_t(df, runs_k[lo]), optimal_t(df, runs_k[hi])), 0.0)]
+
+    def cpe5(r: dict) -> list[Part]:
+        return t_opt_drop(r, "plain")
 
     def cpe9(r: dict) -> list[Part]:
         df = r["results"]
@@ -320,9 +367,13 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
         return [Part(f"K={hi}: log10 T_opt invariant minus plain",
                      diff(optimal_t(df, invariant[hi]), optimal_t(df, plain[hi])), 0.0)]
 
+    def curated_cpe(r: dict, spec: RunSpec) -> list[Part]:
+        """CPE size without augmentation at the curation strength of `spec`."""
+        return [cross_fitted(Part(f"CPE without augmentation, {spec.curation} agreeing annotators",
+                                  cpe(r["results"], spec), 0.0))]
+
     def cpe6(r: dict) -> list[Part]:
-        return [cross_fitted(Part(f"CPE without augmentation, {cur[-1].curation} agreeing annotators",
-                                  cpe(r["results"], cur[-1]), 0.0))]
+        return curated_cpe(r, cur[-1])
 
     def cpe7(r: dict) -> list[Part]:
         df = r["results"]
@@ -338,12 +389,23 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
               "paired per-seed differences on the held-out half at the T < 1 with the lowest validation-half "
               "NLL averaged over the other seeds", "both CIs > 0", lambda r: gain(r, aug_run),
               source=CPE_DEFINED, uses=("temperature_sweep",),
-              figures=("temperature_sweep",)),
+              figures=("temperature_sweep",),
+              falsifier=Falsifier(
+                  "no augmentation (the same sweep's un-augmented chains)",
+                  "Noci et al. find that the CPE does not arise in a real curated data set (CIFAR-10) "
+                  "without augmentation, and name augmentation a main driver of it (CPE-2), so the cold "
+                  "gain should vanish there", lambda r: gain(r, no_aug, paper=False))),
         Claim("CPE-2", "Augmentation drives the cold posterior effect: without it the effect is smaller.",
               "CPE much weaker without augmentation (" + QUAL + ")", NOCI + " Sec. 5; " + BACHMANN,
               cpe_size + ", with minus without augmentation", "CI > 0", cpe2, source=AUGMENTATION_DRIVES,
               uses=("temperature_sweep",),
-              figures=("temperature_sweep",)),
+              figures=("temperature_sweep",),
+              falsifier=Falsifier(
+                  "D4-invariant model, K D4 views vs the image alone, instead of the plain model with "
+                  "crop-flip vs none",
+                  "Bachmann et al.: augmentation sharpens the posterior by the information its views add, "
+                  "and views of a group the model is already invariant to add none, so the CPE should not "
+                  "grow with them", cpe2_invariant)),
         Claim("CPE-3", "Synthetic curation produces a CPE that grows with curation strength.",
               "CPE grows with the number of agreeing annotators (" + QUAL + ")", NOCI + " Sec. 4",
               cpe_size + ", strongest minus weakest curation (no augmentation)", "CI > 0", cpe3,
@@ -361,18 +423,33 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
               reading="tempering the prior alone, and asking whether that alone gives a cold-temperature "
               "gain, is our operationalization: the abstract says only that an experiment on the relative "
               "importance of the prior and the likelihood links the CPE to the prior",
-              figures=("prior",)),
+              figures=("prior",),
+              falsifier=Falsifier(
+                  "tempering the likelihood only instead of the prior only",
+                  "Noci et al. link the CPE to the prior rather than the likelihood (their own contrast, "
+                  "CPE-7), so tempering the likelihood alone should give no cold-temperature gain",
+                  cpe4_likelihood)),
         Claim("CPE-5", "The optimal T of the non-invariant model falls as the number of augmentations K "
               "grows.", "T_opt ~ 1/K for the plain model (" + QUAL + ")", BACHMANN + " Sec. 4-5",
               "per-seed log10 of the T with the lowest validation-half NLL on the temperature grid, smallest "
               "minus largest K; K distinct D4 views per image (K <= 8)", "CI > 0", cpe5, source=SAMPLE_SIZE,
               uses=("invariance",),
-              figures=("invariance",)),
+              figures=("invariance",),
+              falsifier=Falsifier(
+                  "D4-invariant model instead of the plain one",
+                  "Bachmann et al.: T mimics the effective sample size gained from the views, and D4 views "
+                  "give a D4-invariant model no information, so its optimal T should not fall with K "
+                  "(their contrast of models of varying invariance)", lambda r: t_opt_drop(r, "inv"))),
         Claim("CPE-6", "Augmentation is sufficient but not necessary for a CPE: curated data without "
               "augmentation shows one.", "'sufficient but not necessary' (" + QUAL + ")", NOCI + " Sec. 4-5",
               cpe_size + ", strongest curation, no augmentation", "CI > 0", cpe6, source=NOT_NECESSARY,
               uses=("curation", "annotator_noise", "curated_size"),
-              figures=("curation",)),
+              figures=("curation",),
+              falsifier=Falsifier(
+                  "no curation (a single annotator's labels), no augmentation",
+                  "Noci et al. produce the CPE without augmentation by raising the curation strength in a "
+                  "controlled experiment (Aitchison's curation hypothesis), so at the weakest, a single "
+                  "annotator's uncurated labels, it should be absent", lambda r: curated_cpe(r, cur[0]))),
         Claim("CPE-7", "The CPE is linked to the prior rather than the likelihood: tempering the prior alone "
               "gives a larger cold-temperature gain than tempering the likelihood alone.",
               "prior and likelihood tempered separately; the CPE linked to the prior (" + QUAL + ")",

@@ -22,7 +22,7 @@ from replikit.scoring.aggregate import (
     run_rows,
     seed_diff,
 )
-from replikit.scoring.claims import Claim, Part, Source
+from replikit.scoring.claims import Claim, Falsifier, Part, Source
 
 SOURCE = "arXiv 2506.16884 (ICML 2025)"
 QUAL = "qualitative; exact values not verified offline"
@@ -351,17 +351,27 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
               **{g.name: f"the gamma0 sweep at width {g.width}" for g in gamma_runs},
               **{x.name: f"similarity {1 - x.permuted_fraction:.2f}" for x in sims}}
 
+    mup_name = f"muP gamma0={mup.gamma0:g}"
+
+    def width_gain(r: dict, run: RunSpec, name: str) -> list[Part]:
+        """CL-1's part for one width sweep (`name`: how the part calls it)."""
+        return [Part(f"{name}: CFr at the smallest width minus CFr at the largest",
+                     {s: -v for s, v in endpoint_change(r["items"], run.name, "width", "CFr").items()}, 0.0)]
+
+    def flat(r: dict, run: RunSpec, name: str) -> list[Part]:
+        """CL-2's two margin parts for one width sweep: its CFr change within +-tol either way."""
+        d = endpoint_change(r["items"], run.name, "width", "CFr")
+        return [Part(f"{name}: CFr(largest N) - CFr(smallest N) < +{tol}", d, tol, direction="below"),
+                Part(f"{name}: CFr(smallest N) - CFr(largest N) < +{tol}",
+                     {s: -v for s, v in d.items()}, tol, direction="below")]
+
     def cl1(r: dict) -> list[Part]:
-        return [Part("NTP: CFr at the smallest width minus CFr at the largest",
-                     {s: -v for s, v in endpoint_change(r["items"], ntp.name, "width", "CFr").items()}, 0.0)]
+        return width_gain(r, ntp, "NTP")
 
     def cl2(r: dict) -> list[Part]:
         d = endpoint_change(r["items"], mup.name, "width", "CFr")
         d_ntp = endpoint_change(r["items"], ntp.name, "width", "CFr")
-        return [Part(f"muP gamma0={mup.gamma0:g}: CFr(largest N) - CFr(smallest N) < +{tol}",
-                     d, tol, direction="below"),
-                Part(f"muP gamma0={mup.gamma0:g}: CFr(smallest N) - CFr(largest N) < +{tol}",
-                     {s: -v for s, v in d.items()}, tol, direction="below"),
+        return [*flat(r, mup, mup_name),
                 Part("CFr change with width: muP minus NTP (muP flatter than NTP's decrease)",
                      seed_diff(d, d_ntp), 0.0)]
 
@@ -370,22 +380,27 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
             of_run(r["items"], run)  # a run that is missing altogether is a bug, not "not learned"
         return learned_only(r["items"], runs, chance, labels)
 
-    def cl3(r: dict) -> list[Part]:
-        big = gamma_runs[-1]
-        df, note = learned(r, [big.name])
+    def forgetting_rise(r: dict, run: RunSpec, name: str) -> list[Part]:
+        """CL-3's part for one gamma0 sweep (`name`: how the part calls it)."""
+        df, note = learned(r, [run.name])
         change = {}
-        if (df["run"] == big.name).any():  # the same gamma0 values are left in every seed
-            per = by_seed(df, big.name, "gamma0", "CF")
+        if (df["run"] == run.name).any():  # the same gamma0 values are left in every seed
+            per = by_seed(df, run.name, "gamma0", "CF")
             change = {s: v[max(v)] - v[min(v)] for s, v in per.items() if len(v) >= 2}
-        return [_guarded(f"N={big.width}: CF at the largest learned gamma0 minus CF at the smallest", change,
-                         note)]
+        return [_guarded(f"{name}: CF at the largest learned gamma0 minus CF at the smallest", change, note)]
+
+    def intermediate(r: dict, run: RunSpec, name: str) -> list[Part]:
+        """CL-4's part for one gamma0 sweep (`name`: how the part calls it)."""
+        df, note = learned(r, [run.name])
+        adv = interior_advantage(df, run.name) if (df["run"] == run.name).any() else {}
+        return [_guarded(f"{name} ({run.stream}): AA at the interior gamma0 minus at the end point, each "
+                         "chosen on the other seeds", adv, note)]
+
+    def cl3(r: dict) -> list[Part]:
+        return forgetting_rise(r, gamma_runs[-1], f"N={gamma_runs[-1].width}")
 
     def cl4(r: dict) -> list[Part]:
-        df, note = learned(r, [seq.name])
-        adv = interior_advantage(df, seq.name) if (df["run"] == seq.name).any() else {}
-        part = _guarded(f"sequential ({seq.stream}): AA at the interior gamma0 minus at the end point, each "
-                        "chosen on the other seeds", adv, note)
-        return [part]
+        return intermediate(r, seq, "sequential")
 
     def located_optima(r: dict, names: list[str]) -> tuple[dict[str, dict[int, float]], pd.DataFrame, str,
                                                             str]:
@@ -396,13 +411,17 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
         return ({n: o for n, (o, _) in found.items()}, df, note,
                 _edge_note({n: e for n, (_, e) in found.items()}, labels))
 
-    def cl6(r: dict) -> list[Part]:
-        names = [sims[0].name, sims[-1].name]
+    def optimum_shift(r: dict, a: RunSpec, b: RunSpec, label: str) -> list[Part]:
+        """CL-6's part: the interpolated log10 optimum of sweep `a` minus that of sweep `b`."""
+        names = [a.name, b.name]
         opt, _, note, edges = located_optima(r, names)
-        return [_guarded(f"interpolated log10 optimal gamma0: similarity {1 - sims[0].permuted_fraction:.2f} "
-                         f"minus similarity {1 - sims[-1].permuted_fraction:.2f}",
+        return [_guarded(f"interpolated log10 optimal gamma0: {label}",
                          seed_diff(opt[names[0]], opt[names[1]]) if len(opt) == 2 else {},
                          "; ".join(x for x in (note, edges) if x))]
+
+    def cl6(r: dict) -> list[Part]:
+        return optimum_shift(r, sims[0], sims[-1], f"similarity {1 - sims[0].permuted_fraction:.2f} minus "
+                             f"similarity {1 - sims[-1].permuted_fraction:.2f}")
 
     def cl7(r: dict) -> list[Part]:
         opt, df, note, edges = located_optima(r, [seq.name, joint.name])
@@ -413,15 +432,16 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
                 _guarded("interpolated log10 optimal gamma0: joint minus sequential",
                          seed_diff(opt[joint.name], opt[seq.name]) if len(opt) == 2 else {}, edges)]
 
-    def cl5(r: dict) -> list[Part]:
-        lo, hi = gamma_runs[0], gamma_runs[-1]
+    def transfer(r: dict, lo: RunSpec, hi: RunSpec, label: str) -> list[Part]:
+        """CL-5's two equivalence parts: the interpolated log10 optimum of sweep `hi` minus that of `lo`
+        (`label`: how the parts call that difference)."""
         df = r["items"]
         opt = {run.name: {s: interpolated_optimum(v)
                           for s, v in by_seed(df, run.name, "gamma0", "AA").items()} for run in (lo, hi)}
         seeds = sorted(set(opt[lo.name]) & set(opt[hi.name]))
         d = {s: opt[hi.name][s] - opt[lo.name][s] for s in seeds
              if opt[hi.name][s] is not None and opt[lo.name][s] is not None}
-        label = f"interpolated log10 optimal gamma0, N={hi.width} minus N={lo.width}"
+        label = f"interpolated log10 optimal gamma0, {label}"
         parts = [Part(f"{label} < +{tol5} decades", d, tol5, direction="below"),
                  Part(f"{label} > -{tol5} decades", d, -tol5, direction="above")]
         edges = edge_optima(df, [lo.name, hi.name], cfg["gamma_sweep"]["gammas"])
@@ -431,13 +451,60 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
                                     + ", ".join(edges))
         return parts
 
+    def cl5(r: dict) -> list[Part]:
+        lo, hi = gamma_runs[0], gamma_runs[-1]
+        return transfer(r, lo, hi, f"N={hi.width} minus N={lo.width}")
+
+    # ------------------------------------------------ falsifiers: each claim's statistic where the paper
+    # says its effect is absent, read from runs every scale trains (issue 63)
+    similar, distant = sims[0], sims[-1]
+    sim = {x.name: f"similarity {1 - x.permuted_fraction:.2f}" for x in (similar, distant)}
+    lo_w, hi_w = gamma_runs[0], gamma_runs[-1]
+    falsifiers = {
+        "CL-1": Falsifier(
+            f"muP at fixed gamma0={mup.gamma0:g} instead of NTP",
+            "under muP at fixed gamma0 width does not reduce feature learning, so by the paper's own "
+            "contrast (Sec. 4 / Fig. 1; CL-2) forgetting should not fall with width",
+            lambda r: width_gain(r, mup, mup_name)),
+        "CL-2": Falsifier(
+            "NTP instead of muP",
+            "under NTP width reduces feature learning and, by the paper's own contrast (Sec. 4 / Fig. 1; "
+            "CL-1), forgetting falls with width, so its CFr change should leave the margin (the margin "
+            "parts only: the muP-minus-NTP part has no counterpart, NTP against itself being 0 and NTP "
+            "minus muP the claim's part negated, by construction)",
+            lambda r: flat(r, ntp, "NTP")),
+        "CL-3": Falsifier(
+            f"the most similar tasks ({sim[similar.name]}, N={similar.width}) instead of the main stream "
+            f"at N={hi_w.width}",
+            "the paper finds high feature learning beneficial only with highly similar tasks (Sec. 5 / "
+            "Fig. 3): there the rich regime should not bring significant forgetting",
+            lambda r: forgetting_rise(r, similar, f"{sim[similar.name]}, N={similar.width}")),
+        "CL-4": Falsifier(
+            "joint training on all tasks at once instead of sequential",
+            "without non-stationarity the paper finds more feature learning better (Sec. 5 / Fig. 4), "
+            "so the optimum should sit at the largest gamma0, not inside the grid",
+            lambda r: intermediate(r, joint, "joint")),
+        "CL-5": Falsifier(
+            f"the most against the least similar tasks ({sim[similar.name]} vs {sim[distant.name]}, "
+            f"N={similar.width}) instead of two widths",
+            "the paper's optimal gamma0 depends on task non-stationarity (abstract; Sec. 5 / Fig. 3; "
+            "CL-6), so between task similarities it should move beyond the margin",
+            lambda r: transfer(r, distant, similar, f"{sim[similar.name]} minus {sim[distant.name]}")),
+        "CL-6": Falsifier(
+            f"the largest against the smallest width of the gamma0 sweep (N={hi_w.width} vs "
+            f"N={lo_w.width}, one stream) instead of two task similarities",
+            "the paper's optimal gamma0 transfers across model scales (abstract; Sec. 4 / Fig. 2; CL-5), "
+            "so between widths at fixed task similarity it should not move up",
+            lambda r: optimum_shift(r, hi_w, lo_w, f"N={hi_w.width} minus N={lo_w.width}")),
+    }
+
     return [
         Claim("CL-1", "Under NTP, where width reduces feature learning, forgetting decreases as the width "
               "grows.", "NTP forgetting falls towards zero with width (" + QUAL + ")",
               SOURCE + ", Sec. 4 / Fig. 1",
               "per-seed relative forgetting CFr at the smallest minus the largest width (NTP)" + where,
               "CI > 0", cl1, source=WIDTH, uses=("width_sweep", "main_width"),
-              figures=("forgetting_vs_width",)),
+              figures=("forgetting_vs_width",), falsifier=falsifiers["CL-1"]),
         Claim("CL-2", "Under muP at fixed gamma0, where width does not reduce feature learning, forgetting "
               "stays roughly constant across widths.",
               "flat CFr across widths under muP (" + QUAL + ")", SOURCE + ", Sec. 4 / Fig. 1",
@@ -447,7 +514,8 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
               "NTP's width effect on CFr in a pilot on seeds no verdict uses (CL2_MARGIN_RULE; config "
               "cl2_tolerance, config/pilots/continual_learning.<scale>.json)", cl2, source=WIDTH,
               uses=("width_sweep", "main_width", "cl2_tolerance"),
-              figures=("forgetting_vs_width",), drawn=(("forgetting_vs_width", "y"),)),
+              figures=("forgetting_vs_width",), drawn=(("forgetting_vs_width", "y"),),
+              falsifier=falsifiers["CL-2"]),
         Claim("CL-3", "At fixed large width, forgetting increases with gamma0 (from the lazy to the rich "
               "regime).", "forgetting grows with feature-learning strength (" + QUAL + ")",
               SOURCE + ", Sec. 4 / Fig. 2",
@@ -455,14 +523,14 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
               + where,
               "CI > 0 over the gamma0 values every seed learned (LA at least halfway from chance to "
               "perfect)", cl3, source=TRANSITION, uses=("gamma_sweep",),
-              figures=("forgetting_vs_gamma",)),
+              figures=("forgetting_vs_gamma",), falsifier=falsifiers["CL-3"]),
         Claim("CL-4", "Sequential training performs best at an intermediate (critical) gamma0.",
               "intermediate optimum (" + QUAL + ")", SOURCE + ", Sec. 5 / Figs. 3-4",
               "per seed: average accuracy AA at the interior gamma0 minus at the end point of the grid, each "
               "the best on the mean over the other seeds (so the choice is independent of this seed's "
               "noise)" + where, "CI > 0, over the gamma0 values every seed learned", cl4, source=CRITICAL,
               uses=("gamma_sweep", "main_width"),
-              figures=("forgetting_vs_gamma",)),
+              figures=("forgetting_vs_gamma",), falsifier=falsifiers["CL-4"]),
         Claim("CL-5", "The optimal gamma0 transfers across widths.",
               "optimal gamma0 width-independent under muP (" + QUAL + ")", SOURCE + ", Sec. 4 / Fig. 2",
               "per seed: log10 optimal gamma0 at the largest minus the smallest width of the gamma0 sweep, "
@@ -473,7 +541,8 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
               f"verdicts do not use; smaller than every grid step, widest step {step:.2f}), with every "
               "optimum inside the grid", cl5,
               source=CRITICAL, uses=("gamma_sweep", "cl5_tolerance"),
-              figures=("forgetting_vs_gamma",), drawn=(("forgetting_vs_gamma", "x"),)),
+              figures=("forgetting_vs_gamma",), drawn=(("forgetting_vs_gamma", "x"),),
+              falsifier=falsifiers["CL-5"]),
         Claim("CL-6", "The optimal gamma0 moves up as tasks become more similar.",
               "optimum grows with similarity (" + QUAL + ")", SOURCE + ", Sec. 5 / Fig. 3",
               "per-seed shift of the interpolated log10 optimal gamma0 (as CL-5) from the least to the most "
@@ -481,7 +550,7 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
               + where,
               "CI > 0, over the gamma0 values every seed learned", cl6, source=SIMILAR,
               uses=("gamma_sweep", "similarity", "main_width"),
-              figures=("similarity",)),
+              figures=("similarity",), falsifier=falsifiers["CL-6"]),
         Claim("CL-7", "For joint training (no non-stationarity) more feature learning is better, and its "
               "optimal gamma0 lies above the sequential one.", "joint prefers rich (" + QUAL + ")",
               SOURCE + ", Sec. 5 / Fig. 4",

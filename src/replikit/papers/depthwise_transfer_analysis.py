@@ -19,7 +19,7 @@ from replikit.papers.depthwise_transfer import (
     sweep,
 )
 from replikit.papers.interface import Figure, Paper
-from replikit.scoring.claims import Claim, Part, Source
+from replikit.scoring.claims import Claim, Falsifier, Part, Source
 from replikit.scoring.fidelity import Departure
 
 if TYPE_CHECKING:
@@ -369,19 +369,34 @@ def claims(runs: dict[str, list[Sweep]], cfg: dict) -> list[Claim]:
             return _equivalence(label, d, margins[claim], edges)
         return measure
 
-    def dt2(r: dict) -> list[Part]:
-        df = r["sweeps"]
-        plain, bounded, missing = bounded_shift(df, by_depth[("one", lo)], by_depth[("one", hi)])
-        scaled, edges = shift(df, by_depth[("sqrtl", lo)], by_depth[("sqrtl", hi)])
-        seeds = sorted(set(plain) & set(scaled))
-        label = (f"|shift of log10 optimal eta0 from L={lo} to L={hi}|: plain muP minus muP + 1/sqrt(L)"
-                 + (f" [plain muP's optimum beyond the grid's end, its end used (a smaller shift): "
-                    f"{', '.join(bounded)}]" if bounded else ""))
-        part = Part(label, {s: abs(plain[s]) - abs(scaled[s]) for s in seeds}, 0.0)
-        if missing or edges:
-            part.no_evidence = ("an optimum that the contrast needs is not located (best learning rate at an "
-                                "end of the grid): " + ", ".join(missing + edges))
-        return [part]
+    def transfer_bounded(a: Sweep, b: Sweep, label: str, claim: str):
+        """`transfer` where b's optimum may lie beyond the grid's end (as in DT-2): its end gives a shift
+        no larger than the true one, so the bound can only push the verdict toward "replicated"."""
+        def measure(r: dict) -> list[Part]:
+            d, bounded, missing = bounded_shift(r["sweeps"], a, b)
+            note = f" [beyond the grid's end, its end used: {', '.join(bounded)}]" if bounded else ""
+            return _equivalence(label + note, d, margins[claim], missing)
+        return measure
+
+    def contrast(plain: tuple[Sweep, Sweep], scaled: tuple[Sweep, Sweep], span: str):
+        """|shift of the optimum| of plain muP minus that of muP + 1/sqrt(L), between two networks each."""
+        def measure(r: dict) -> list[Part]:
+            df = r["sweeps"]
+            moved, bounded, missing = bounded_shift(df, *plain)
+            scaled_shift, edges = shift(df, *scaled)
+            seeds = sorted(set(moved) & set(scaled_shift))
+            label = (f"|shift of log10 optimal eta0 from {span}|: plain muP minus muP + 1/sqrt(L)"
+                     + (f" [plain muP's optimum beyond the grid's end, its end used (a smaller shift): "
+                        f"{', '.join(bounded)}]" if bounded else ""))
+            part = Part(label, {s: abs(moved[s]) - abs(scaled_shift[s]) for s in seeds}, 0.0)
+            if missing or edges:
+                part.no_evidence = ("an optimum that the contrast needs is not located (best learning rate "
+                                    "at an end of the grid): " + ", ".join(missing + edges))
+            return [part]
+        return measure
+
+    dt2 = contrast((by_depth[("one", lo)], by_depth[("one", hi)]),
+                   (by_depth[("sqrtl", lo)], by_depth[("sqrtl", hi)]), f"L={lo} to L={hi}")
 
     def dt5(r: dict) -> list[Part]:
         plain, bounded, missing = bounded_shift(r["sweeps"], by_depth[("one", lo)], by_depth[("one", hi)])
@@ -415,7 +430,13 @@ def claims(runs: dict[str, list[Sweep]], cfg: dict) -> list[Claim]:
               equiv_rule("DT-1"), transfer(by_depth[("sqrtl", lo)], by_depth[("sqrtl", hi)],
                                            f"{sq}: log10 optimal eta0, L={hi} minus L={lo}", "DT-1"),
               source=TRANSFER, uses=("depths", "margins"),
-              figures=("loss_vs_lr_depth", "optimum_vs_depth"), drawn=(("optimum_vs_depth", "y"),)),
+              figures=("loss_vs_lr_depth", "optimum_vs_depth"), drawn=(("optimum_vs_depth", "y"),),
+              falsifier=Falsifier(
+                  "plain muP (no 1/sqrt(L) branch scale)",
+                  "the paper's own contrast: without the depth scaling 'hyperparameters do not transfer "
+                  "across depths', so the optimum should move by more than the margin (DT-2)",
+                  transfer_bounded(by_depth[("one", lo)], by_depth[("one", hi)],
+                                   f"plain muP: log10 optimal eta0, L={hi} minus L={lo}", "DT-1"))),
         Claim("DT-2", "Without the depth scaling (plain muP residuals), the optimal learning rate does not "
               "transfer across depths: it moves more with depth than with the 1/sqrt(L) branches.",
               "optimum shifts with depth under muP (" + QUAL + ")", SOURCE + ", abstract",
@@ -424,7 +445,15 @@ def claims(runs: dict[str, list[Sweep]], cfg: dict) -> list[Claim]:
               "CI > 0 (a negative control: not replicated when the scaled optimum moves more)", dt2,
               source=NO_DEPTH, uses=("depths",),
               caveat="the contrast needs no direction of the shift; DT-5 tests the direction",
-              figures=("loss_vs_lr_depth", "optimum_vs_depth")),
+              figures=("loss_vs_lr_depth", "optimum_vs_depth"),
+              falsifier=Falsifier(
+                  f"across width (N={n_lo} to N={n_hi} at L={wd}) instead of depth",
+                  "both branch scales are muP in width, whose optimum the paper says transfers across "
+                  "width (DT-3, DT-4), so the unscaled branches' optimum should move no more than the "
+                  "scaled ones'",
+                  contrast((by_width[("one", n_lo)], by_width[("one", n_hi)]),
+                           (by_width[("sqrtl", n_lo)], by_width[("sqrtl", n_hi)]),
+                           f"N={n_lo} to N={n_hi} at L={wd}"))),
         Claim("DT-3", "With residual branches scaled by 1/sqrt(L) and muP, the loss-optimal learning rate "
               "stays the same across widths.", "optimum transfers across width (" + QUAL + ")",
               SOURCE + ", abstract",

@@ -13,7 +13,7 @@ from replikit.papers.rank_collapse import RunSpec, base_d_k, training_model
 from replikit.reporting import plotting
 from replikit.reporting.plotting import SEED_CI, sns
 from replikit.scoring.aggregate import by_seed, endpoint_change, of_run, run_rows, seed_diff
-from replikit.scoring.claims import Claim, Part, Source
+from replikit.scoring.claims import Claim, Falsifier, Part, Source
 from replikit.scoring.fidelity import Departure
 
 SOURCE = "arXiv 2206.03126 (NeurIPS 2022)"
@@ -226,22 +226,42 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
     where = (f"; setting: {arch}, width {cfg['model']['width']}, {cfg['model']['heads']} head(s), "
              f"d_k={base_d_k(cfg)}, depths {lo}..{hi}, synthetic Zipf token sequences")
 
-    def rc1(r: dict) -> list[Part]:
+    def collapse(r: dict, arm: RunSpec) -> list[Part]:
+        """RC-1's parts on one init run: alpha=1 for the claim, alpha=1/sqrt(L) for its falsifier."""
         df = r["rows"]
-        return [Part(f"{plain.label}: token cosine similarity at L={hi} minus at L={lo}",
-                     endpoint_change(df, plain.name, "depth", "similarity", int), 0.0),
-                Part(f"{plain.label}: stable rank at L={lo} minus at L={hi}",
-                     {s: -v for s, v in endpoint_change(df, plain.name, "depth", "stable_rank",
+        return [Part(f"{arm.label}: token cosine similarity at L={hi} minus at L={lo}",
+                     endpoint_change(df, arm.name, "depth", "similarity", int), 0.0),
+                Part(f"{arm.label}: stable rank at L={lo} minus at L={hi}",
+                     {s: -v for s, v in endpoint_change(df, arm.name, "depth", "stable_rank",
                                                         int).items()}, 0.0)]
 
-    def rc2(r: dict) -> list[Part]:
+    def vanishing(r: dict, arm: RunSpec) -> list[Part]:
+        """RC-2's parts on one init run: alpha=1 for the claim, alpha=1/sqrt(L) for its falsifier."""
         df = r["rows"]
-        return [Part(f"{plain.label}, L={hi}: log10 |grad W_Q| / |grad W_V|",
-                     at_largest(df, plain.name, "log_ratio_q"), 0.0, "below"),
-                Part(f"{plain.label}, L={hi}: log10 |grad W_K| / |grad W_V|",
-                     at_largest(df, plain.name, "log_ratio_k"), 0.0, "below"),
-                Part(f"{plain.label}: log10 |grad W_Q| / |grad W_V| at L={hi} minus at L={lo}",
-                     endpoint_change(df, plain.name, "depth", "log_ratio_q", int), 0.0, "below")]
+        return [Part(f"{arm.label}, L={hi}: log10 |grad W_Q| / |grad W_V|",
+                     at_largest(df, arm.name, "log_ratio_q"), 0.0, "below"),
+                Part(f"{arm.label}, L={hi}: log10 |grad W_K| / |grad W_V|",
+                     at_largest(df, arm.name, "log_ratio_k"), 0.0, "below"),
+                Part(f"{arm.label}: log10 |grad W_Q| / |grad W_V| at L={hi} minus at L={lo}",
+                     endpoint_change(df, arm.name, "depth", "log_ratio_q", int), 0.0, "below")]
+
+    def rc1(r: dict) -> list[Part]:
+        return collapse(r, plain)
+
+    def rc2(r: dict) -> list[Part]:
+        return vanishing(r, plain)
+
+    scaling = "alpha=1/sqrt(L) instead of alpha=1"  # the same init runs' depth-scaled arm
+    no_collapse = Falsifier(
+        scaling, "the paper prevents rank collapse by 'an appropriate depth-dependent scaling of the "
+        "residual branches' (abstract; its Fig. 1: unless adequate residual scaling is used, increasing "
+        "depth leads to an increase in the tokens' alignment at initialization)",
+        lambda r: collapse(r, scaled))
+    no_vanishing = Falsifier(
+        scaling, "the paper ties the vanishing query/key gradients to rank collapse, which the 1/sqrt(L) "
+        "scaling prevents, so their ratio to the values' should not fall with depth; the first two parts "
+        f"(Q/V, K/V < 1 at L={hi}) hold at any depth (the row's caveat): only the depth change can flip",
+        lambda r: vanishing(r, scaled))
 
     def rc3(r: dict) -> list[Part]:
         df = r["rows"]
@@ -285,7 +305,7 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
               f"per seed, alpha=1: last-layer token cosine similarity at L={hi} minus at L={lo}, and stable "
               f"rank at L={lo} minus at L={hi}" + where,
               "both CIs > 0", rc1, source=COLLAPSE, uses=("init",),
-              figures=("similarity_vs_depth",)),
+              figures=("similarity_vs_depth",), falsifier=no_collapse),
         Claim("RC-2", "In the collapsing architecture the gradients of queries and keys at initialization "
               "are far below those of the values, and shrink relative to them with depth.",
               "query/key gradients vanish under rank collapse (" + QUAL + ")", SOURCE + ", Sec. 3",
@@ -295,7 +315,7 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
               caveat="Q/V < 1 holds at any depth once tokens are correlated (the value gradient carries the "
               "tokens' mean, which grows with n times their correlation), so the depth change is the part "
               "that speaks to collapse",
-              figures=("gradients_vs_depth",)),
+              figures=("gradients_vs_depth",), falsifier=no_vanishing),
         Claim("RC-3", "Scaling the residual branches by 1/sqrt(L) prevents rank collapse and keeps the "
               "query/key gradients from vanishing.",
               "no collapse and no vanishing query/key gradients with alpha=1/sqrt(L) (" + QUAL + ")",

@@ -15,7 +15,7 @@ from replikit.papers.shaped_transformer import RUNS, RunSpec, depth_of, run_conf
 from replikit.reporting import plotting
 from replikit.reporting.plotting import SEED_CI, sns
 from replikit.scoring.aggregate import run_rows
-from replikit.scoring.claims import Claim, Part, Source
+from replikit.scoring.claims import Claim, Falsifier, Part, Source
 from replikit.scoring.fidelity import Departure
 
 SOURCE = "arXiv 2306.17759 (NeurIPS 2023)"
@@ -34,6 +34,12 @@ SIMULATED = Source(
 SDE_NOT_SOURCED = ("the SDE's drift and diffusion are in the paper's body, not in its abstract, and could "
                    "not be found offline (searched 2026-11-26: the stored copies of the paper give its "
                    "abstract only); simulating an SDE with invented coefficients would test nothing")
+
+SHAPED_STARTS_AT_IDENTITY = (
+    "holds by construction: at tau = tau0 sqrt(n d_k) = tau0 n the shaped attention is the identity plus "
+    "O(n^-1/2) at initialization while softmax attention averages the tokens, so 'softmax minus shaped > 0' "
+    "cannot flip; and softmax's correlation rising from the smallest to the largest ratio holds for any "
+    "collapse that saturates.")
 
 # ST-1's equivalence margins (config key `margins`), from a pilot on seeds 100-104 by this rule, stated
 # 2026-11-26 before the pilot ran (`python -m replikit.plan.pilot shaped_transformer`).
@@ -91,8 +97,21 @@ def value(table: pd.DataFrame, stat: str, attention: str, width: int, ratio: flo
 def width_range(table: pd.DataFrame, stat: str, widths: list[int], ratio: float) -> dict[int, float]:
     """Per seed: the largest minus the smallest value of `stat` over the widths at one ratio (every
     pairwise difference is at most this)."""
-    by_width = [value(table, stat, "shaped", w, ratio) for w in widths]
-    return {s: max(v[s] for v in by_width) - min(v[s] for v in by_width) for s in by_width[0]}
+    return pair_range(table, stat, [(w, ratio) for w in widths])
+
+
+def pair_range(table: pd.DataFrame, stat: str, pairs: list[tuple[int, float]]) -> dict[int, float]:
+    """Per seed: the largest minus the smallest value of `stat` of shaped attention over (width, ratio)
+    pairs (ST-1 at one ratio; its falsifier at a different ratio per width)."""
+    by_pair = [value(table, stat, "shaped", w, r) for w, r in pairs]
+    return {s: max(v[s] for v in by_pair) - min(v[s] for v in by_pair) for s in by_pair[0]}
+
+
+def mixed_ratios(widths: list[int], ratios: list[float], ratio: float) -> list[tuple[int, float]]:
+    """ST-1's falsifier's (width, ratio) pairs: the smallest width at the largest ratio, the largest
+    width at the smallest, the widths between at `ratio` (the equivalence ratio)."""
+    middle = [(w, ratio) for w in widths[1:-1]]
+    return [(widths[0], max(ratios)), *middle, (widths[-1], min(ratios))]
 
 
 # ---------------------------------------------------------------- the margin rule (pilot)
@@ -236,12 +255,24 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
                f"{cfg['tokens']} tokens of exact input correlation {cfg['input_correlation']}, "
                f"{cfg['networks']} networks x {cfg['sequences']} inputs per seed")
 
-    def st1(r: dict) -> list[Part]:
+    def equal(r: dict, pairs: list[tuple[int, float]], where: str) -> list[Part]:
+        """ST-1's parts over (width, ratio) pairs: one ratio for the claim, mixed for its falsifier."""
         t = per_seed(r["samples"])
-        return [Part(f"range over widths {widths} at d/n = {eq:g}: {what} of the output correlation "
-                     f"< {margins[key]:g}", width_range(t, STATISTICS[key], widths, eq), margins[key],
-                     "below")
+        return [Part(f"range over {where}: {what} of the output correlation < {margins[key]:g}",
+                     pair_range(t, STATISTICS[key], pairs), margins[key], "below")
                 for key, what in (("mean", "mean"), ("spread", "standard deviation"))]
+
+    def st1(r: dict) -> list[Part]:
+        return equal(r, [(w, eq) for w in widths], f"widths {widths} at d/n = {eq:g}")
+
+    mixed = mixed_ratios(widths, ratios, eq)
+    mixed_where = "(width, d/n) " + ", ".join(f"({w}, {q:g})" for w, q in mixed)
+    other_ratios = Falsifier(
+        f"widths at different d/n: the smallest at {hi:g}, the largest at {lo:g}",
+        "the paper's limit is indexed by the depth-to-width ratio (abstract), so networks at different "
+        "ratios differ by the ratio's effect; the margins are half of the change from d/n = "
+        f"{lo:g} to {hi:g} (MARGIN_RULE), so a range spanning those ratios should exceed them",
+        lambda r: equal(r, mixed, mixed_where))
 
     def st2(r: dict) -> list[Part]:
         t = per_seed(r["samples"])
@@ -271,7 +302,7 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
               "corrections; how close is 'the same' is the pilot's margin",
               caveat=f"an equivalence at {len(widths)} widths, not the infinite limit; a range over widths "
               "grows with noise, so this test errs towards 'inconclusive'",
-              figures=("correlation_by_ratio",),
+              figures=("correlation_by_ratio",), falsifier=other_ratios,
               drawn=(("correlation_by_ratio", "x"), ("correlation_by_ratio", "y"))),
         Claim("ST-2", "The depth-to-width ratio sets the distribution: at a larger ratio the output "
               "correlation is more spread out.",
@@ -290,7 +321,7 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
               f"d/n = {hi:g} (depth {round(hi * n_sm)}), softmax minus shaped; and softmax's at d/n = {hi:g} "
               f"minus at {lo:g}" + setting,
               "both CIs > 0", st3, source=STABLE, uses=("softmax_width", "ratios"),
-              figures=("correlation_vs_depth",)),
+              figures=("correlation_vs_depth",), check=SHAPED_STARTS_AT_IDENTITY),
         Claim("ST-4", "The SDE describes the finite-size networks' correlation well.",
               "a surprisingly good description (" + QUAL + ")", SOURCE + ", abstract",
               "the distance between the finite networks' correlation distribution and an Euler-Maruyama "

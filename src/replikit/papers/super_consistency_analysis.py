@@ -15,7 +15,7 @@ from replikit.papers.super_consistency import PARAMS, RUNS, Train, run_config
 from replikit.reporting import plotting
 from replikit.reporting.plotting import SEED_CI, sns
 from replikit.scoring.aggregate import run_rows
-from replikit.scoring.claims import Claim, Part, Source
+from replikit.scoring.claims import Claim, Falsifier, Part, Source
 from replikit.scoring.fidelity import Departure
 
 SOURCE = "arXiv 2402.17457 (NeurIPS 2024)"
@@ -84,12 +84,12 @@ def spread_by_step(points: pd.DataFrame, param: str) -> pd.DataFrame:
                  ).rename("spread").reset_index()
 
 
-def trajectory_spread(points: pd.DataFrame, param: str) -> dict[int, float]:
-    """Per seed: the widths' log10 sharpness spread averaged over the measured steps after step 0.
-    A seed with a NaN step (see spread_by_step) has no value: it is left out, and with fewer than the
-    rule's seeds the claim reads inconclusive."""
+def trajectory_spread(points: pd.DataFrame, param: str, at_start: bool = False) -> dict[int, float]:
+    """Per seed: the widths' log10 sharpness spread averaged over the measured steps after step 0 (with
+    `at_start`: at step 0 alone, before any training). A seed with a NaN step (see spread_by_step) has no
+    value: it is left out, and with fewer than the rule's seeds the claim reads inconclusive."""
     s = spread_by_step(points, param)
-    s = s[s["step"] > 0]
+    s = s[s["step"] == 0] if at_start else s[s["step"] > 0]
     return {int(seed): float(v.mean()) for seed, v in s.groupby("seed")["spread"] if v.notna().all()}
 
 
@@ -249,25 +249,36 @@ def claims(runs: dict[str, list[Train]], cfg: dict) -> list[Claim]:
                f"sharpness every {cfg['measure_every']} steps on {cfg['hessian_batch']} training images "
                f"({cfg['power_iters']} power iterations at most)")
 
-    def sc1(r: dict) -> list[Part]:
-        return [Part(f"muP: log10 sharpness spread over widths {widths}, averaged along training, "
-                     f"< {margins['sharpness']:g} decades", trajectory_spread(r["points"], "mup"),
+    def sc1_parts(r: dict, param: str) -> list[Part]:
+        return [Part(f"{PARAMS[param]}: log10 sharpness spread over widths {widths}, averaged along "
+                     f"training, < {margins['sharpness']:g} decades", trajectory_spread(r["points"], param),
                      margins["sharpness"], "below")]
 
-    def sc2(r: dict) -> list[Part]:
-        ntk, mup = trajectory_spread(r["points"], "ntk"), trajectory_spread(r["points"], "mup")
-        return [Part("log10 sharpness spread over widths averaged along training, NTK minus muP (decades)",
+    def sc2_parts(r: dict, at_start: bool) -> list[Part]:
+        ntk = trajectory_spread(r["points"], "ntk", at_start)
+        mup = trajectory_spread(r["points"], "mup", at_start)
+        when = "at step 0" if at_start else "averaged along training"
+        return [Part(f"log10 sharpness spread over widths {when}, NTK minus muP (decades)",
                      {s: ntk[s] - mup[s] for s in ntk if s in mup}, 0.0)]
 
-    def sc3(r: dict) -> list[Part]:
-        ntk = movement_change(r["points"], "ntk", base, widest)
-        mup = movement_change(r["points"], "mup", base, widest)
-        m = margins["features"]
-        return [Part(f"NTK: log10 feature movement at width {widest} minus at {base}", ntk, 0.0, "below"),
-                Part(f"muP: log10 feature movement at width {widest} minus at {base} < +{m:g}", mup, m,
+    def sc3_parts(r: dict, fading: str, staying: str) -> list[Part]:
+        fades = movement_change(r["points"], fading, base, widest)
+        stays = movement_change(r["points"], staying, base, widest)
+        m, f, s = margins["features"], PARAMS[fading], PARAMS[staying]
+        return [Part(f"{f}: log10 feature movement at width {widest} minus at {base}", fades, 0.0, "below"),
+                Part(f"{s}: log10 feature movement at width {widest} minus at {base} < +{m:g}", stays, m,
                      "below"),
-                Part(f"muP: log10 feature movement at width {widest} minus at {base} > -{m:g}", mup, -m,
+                Part(f"{s}: log10 feature movement at width {widest} minus at {base} > -{m:g}", stays, -m,
                      "above")]
+
+    def sc1(r: dict) -> list[Part]:
+        return sc1_parts(r, "mup")
+
+    def sc2(r: dict) -> list[Part]:
+        return sc2_parts(r, at_start=False)
+
+    def sc3(r: dict) -> list[Part]:
+        return sc3_parts(r, "ntk", "mup")
 
     sharp_reading = ("'largely independent of the size' is read as: the widths' sharpness along training "
                      "lies within the pilot's margin of each other; the sharpness is the Hessian's top "
@@ -284,7 +295,12 @@ def claims(runs: dict[str, list[Train]], cfg: dict) -> list[Claim]:
               drawn=(("sharpness_spread", "y"),),
               caveat=f"{len(widths)} widths, from {widths[0]} to {widest}; a spread over widths grows with "
               "SGD's noise, so this test errs towards 'inconclusive'",
-              figures=("sharpness_trajectories", "sharpness_spread")),
+              figures=("sharpness_trajectories", "sharpness_spread"),
+              falsifier=Falsifier(
+                  "NTK instead of muP",
+                  "the paper contrasts muP with the NTK scaling, where 'the sharpness exhibits very "
+                  "different dynamics at different scales', so the NTK widths' spread should exceed the "
+                  "margin (half the NTK pilot's spread)", lambda r: sc1_parts(r, "ntk"))),
         Claim("SC-2", "Under the NTK scaling the sharpness's dynamics differ across widths more than under "
               "muP.",
               "very different dynamics at different scales (" + QUAL + ")", SOURCE + ", abstract",
@@ -293,7 +309,12 @@ def claims(runs: dict[str, list[Train]], cfg: dict) -> list[Claim]:
               "CI > 0", sc2, source=DIFFERENT, uses=("widths", "base_width", "eta0", "steps"),
               reading="'very different dynamics at different scales' is read as a larger spread of the "
               "widths' sharpness along training than muP's",
-              figures=("sharpness_trajectories", "sharpness_spread")),
+              figures=("sharpness_trajectories", "sharpness_spread"),
+              falsifier=Falsifier(
+                  "at initialization (step 0) instead of along training",
+                  "the paper's difference is in the dynamics, caused by the 'progressive absence' of feature "
+                  "learning under NTK, which has not begun before the first step",
+                  lambda r: sc2_parts(r, at_start=True))),
         Claim("SC-3", "Feature learning stays under muP and fades with width under the NTK scaling.",
               "presence (muP) or progressive absence (NTK) of feature learning (" + QUAL + ")",
               SOURCE + ", abstract",
@@ -305,7 +326,12 @@ def claims(runs: dict[str, list[Train]], cfg: dict) -> list[Claim]:
               "initialization; that this causes the sharpness's behaviour is the paper's argument and is not "
               "tested here",
               uses=("widths", "base_width", "eta0", "steps"), figures=("feature_movement",),
-              drawn=(("feature_movement", "y"),)),
+              drawn=(("feature_movement", "y"),),
+              falsifier=Falsifier(
+                  "muP and NTK swapped",
+                  "the paper names the 'presence (for muP) or progressive absence (for the NTK scaling) of "
+                  "feature learning', so muP's movement should not fall with width (the fading rule) and "
+                  "NTK's should leave the margin", lambda r: sc3_parts(r, "mup", "ntk"))),
     ]
 
 

@@ -104,8 +104,12 @@ def _scorecards(snaps: dict) -> list[tuple[str, dict]]:
     return [(s, snaps[f"scorecard-{s}"]) for s in SCALES if f"scorecard-{s}" in snaps]
 
 
-KIND_WORDS = {"paper": "the papers' own findings", "background": "background",
-              "hypothesis": "hypotheses of ours"}
+KIND_WORDS = {"paper": "the papers' own findings, each with a falsifier (replications)",
+              "cannot discriminate": "the papers' findings whose falsifier reads replicated too (cannot "
+                                     "discriminate)",
+              "no falsifier": "the papers' findings without a falsifier yet",
+              "check": "checks (hold by construction)",
+              "background": "background", "hypothesis": "hypotheses of ours"}
 
 
 def block_verdict_summary(snaps: dict) -> str:
@@ -158,7 +162,11 @@ def block_scorecard_table(snaps: dict, scale: str) -> str:
 def block_claim_counts(snaps: dict) -> str:
     snap = snaps["scorecard-smoke"]
     by_kind = collections.Counter(row["kind"] for row in _all_claims(snap).values())
-    return (f"{sum(by_kind.values())} claims: {by_kind['paper']} state a paper's own finding, "
+    own = {"paper": "with a falsifier", "cannot discriminate": "that cannot discriminate", "check": "checks",
+           "no falsifier": "without a falsifier yet"}
+    split = ", ".join(f"{by_kind[k]} {w}" for k, w in own.items() if by_kind[k])
+    return (f"{sum(by_kind.values())} claims: {sum(by_kind[k] for k in own)} state a paper's own finding "
+            f"({split}), "
             f"{by_kind['background']} quote background and {by_kind['hypothesis']} are hypotheses of ours "
             "(counted from the declarations in the published smoke scorecard).")
 
@@ -319,8 +327,22 @@ def block_fragile(snaps: dict) -> str:
     return "\n".join(lines).strip() or "No published scorecard yet."
 
 
+def block_falsifier_gaps(snaps: dict) -> str:
+    """The paper claims without a falsifier or a check yet, and what each one's falsifier needs
+    (replikit.scoring.falsifier_gaps, which tests/test_falsifiers.py keeps exact)."""
+    from replikit.scoring.falsifier_gaps import FALSIFIER_GAPS
+
+    if not FALSIFIER_GAPS:
+        return "Every paper claim has a falsifier or is a check."
+    return "\n".join([f"{len(FALSIFIER_GAPS)} paper claims have no falsifier yet; each reads "
+                      "\"no falsifier\" and is not counted as a replication. What each one's falsifier "
+                      "needs:", "",
+                      *(f"- `{key}`: {need}." for key, need in FALSIFIER_GAPS.items())])
+
+
 BLOCKS: dict[str, Callable[[dict], str]] = {
     "fragile": block_fragile,
+    "falsifier-gaps": block_falsifier_gaps,
     "verdict-summary": block_verdict_summary,
     "smoke-verdicts": lambda s: block_scorecard_table(s, "smoke"),
     "default-verdicts": lambda s: block_scorecard_table(s, "default"),

@@ -22,7 +22,7 @@ import markupsafe
 from replikit.core.io import read_json, write_text
 from replikit.core.text import human
 from replikit.reporting.provenance import git_commit, stale, uncommitted
-from replikit.scoring.claims import FIDELITIES
+from replikit.scoring.claims import FIDELITIES, falsifier_text
 from replikit.scoring.fidelity import describe
 
 
@@ -45,14 +45,23 @@ def load_benchmark(path: str) -> dict:
 
 
 def row_kind(claim: dict) -> str:
-    """`paper` (the paper's own finding), `background` (a paper claim whose sentence reports earlier
-    work or defines the effect: Source.background) or `hypothesis` (our reading beyond the sentence)."""
+    """`paper` (the paper's own finding, with a falsifier: counted as a replication), `check` (a paper
+    claim that holds by construction: Claim.check), `cannot discriminate` (a paper claim whose
+    falsifier reads "replicated" too), `no falsifier` (a paper claim not yet given one), `background`
+    (a paper claim whose sentence reports earlier work or defines the effect: Source.background) or
+    `hypothesis` (our reading beyond the sentence)."""
     if claim["kind"] == "paper" and (claim.get("source") or {}).get("background"):
         return "background"
+    if claim["kind"] == "paper" and claim.get("standing") in ("check", "cannot discriminate", "no falsifier"):
+        return claim["standing"]
     return claim["kind"]
 
 
 ROW_KINDS = (("paper", "paper claims"),
+             ("cannot discriminate", "paper claims that cannot discriminate (their falsifier reads "
+                                     "replicated too; not counted as replications)"),
+             ("no falsifier", "paper claims without a falsifier yet (not yet counted as replications)"),
+             ("check", "checks (paper claims that hold by construction; not counted as replications)"),
              ("background", "background claims (the sentence reports earlier work or defines the effect)"),
              ("hypothesis", "hypotheses (ours)"))
 
@@ -280,6 +289,7 @@ def load_inputs(claims_paths: list[str], figure_paths: list[str], benchmark_path
         for c in card["claims"]:  # an unmeasured row reads "not measured" in every column of its own
             c["measured"], c["shown_verdict"] = measured(c), shown_verdict(c)
             c["shown_magnitude"] = c["magnitude"] if c["measured"] else "not measured"
+            c["falsifier_text"] = falsifier_text(c)
     figures = []
     for png in figure_paths:
         p = Path(png)
@@ -298,6 +308,17 @@ def load_inputs(claims_paths: list[str], figure_paths: list[str], benchmark_path
               "preflight": "Preflight: the paper's settings with budgets cut (inconclusive by design)"}
     groups = [(label, [(paper, c) for paper in papers for c in paper["claims"]
                        if row_kind(c) == "paper" and c["fidelity"] == fid]) for fid, label in labels.items()]
+    groups.append(("Cannot discriminate: paper claims whose falsifier reads replicated too, so the "
+                   "experiment could not tell the effect from its absence (not counted as replications)",
+                   [(paper, c) for paper in papers for c in paper["claims"]
+                    if row_kind(c) == "cannot discriminate"]))
+    groups.append(("No falsifier yet: paper claims not yet measured where the effect should vanish "
+                   "(not yet counted as replications)",
+                   [(paper, c) for paper in papers for c in paper["claims"]
+                    if row_kind(c) == "no falsifier"]))
+    groups.append(("Checks: paper claims that hold by construction in this implementation (no setting could "
+                   "flip them; not counted as replications)",
+                   [(paper, c) for paper in papers for c in paper["claims"] if row_kind(c) == "check"]))
     groups.append(("Background: sentences that report earlier work or define the effect (the paper states "
                    "them; they are not its own findings, and are counted apart)",
                    [(paper, c) for paper in papers for c in paper["claims"] if row_kind(c) == "background"]))

@@ -190,6 +190,31 @@ class Source:
 
 
 @dataclass(frozen=True)
+class Falsifier:
+    """The same measurement in a setting where the paper, or the theory it rests on, says the effect
+    is absent or reversed. The claim's own statistic, measured there and judged by the same rule,
+    must be able to read "not replicated": a claim whose falsifier also reads "replicated" cannot
+    discriminate, and is not counted as a replication.
+
+    `setting`: what differs from the claim's own setting, e.g. "NTK instead of muP"; `why`: why the
+    effect should vanish there, from the paper; `measure`: results -> the parts, one per claim part,
+    read from runs the pipeline already trains wherever the contrast is trained."""
+
+    setting: str
+    why: str
+    measure: Callable[[dict], list[Part]] = field(repr=False)
+
+
+# What a `paper` row counts as (the report and the docs count each apart):
+#   replication          it has a falsifier, which does not also read "replicated";
+#   cannot discriminate  the claim and its falsifier both read "replicated";
+#   check                it holds by construction (Claim.check says why): an implementation check;
+#   no falsifier         not yet given one (tests/test_falsifiers.py lists these, to be emptied);
+#   hypothesis           (not a paper claim) our reading beyond the sentence.
+STANDINGS = ("replication", "cannot discriminate", "check", "no falsifier", "hypothesis")
+
+
+@dataclass(frozen=True)
 class Claim:
     """A paper claim and how it is measured. `measure` maps aggregated results to parts.
 
@@ -221,6 +246,10 @@ class Claim:
     # (("optimum_vs_depth", "y"),); that figure draws it with reporting.plotting.claim_line/claim_band,
     # keyed with the claim id (tests/test_figure_audit.py checks both sides)
     drawn: tuple[tuple[str, str], ...] = ()
+    # the same statistic where the effect should vanish (Falsifier), or, for a row that holds by
+    # construction, why no setting could flip it (`check`): one of the two for every paper claim
+    falsifier: Falsifier | None = None
+    check: str = ""
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -230,6 +259,9 @@ class Claim:
                              "(source=Source(...))")
         if self.kind == "hypothesis" and not self.reading:
             raise ValueError(f"claim {self.id}: a hypothesis says what in it is our reading (reading=...)")
+        if self.falsifier is not None and self.check:
+            raise ValueError(f"claim {self.id}: a check holds by construction, so it has no falsifier; "
+                             "give it one or the other")
 
 
 def _json_ready(part: dict) -> dict:
@@ -322,7 +354,8 @@ def evaluate(claims: list[Claim], results: dict, level: float = 0.90, min_seeds:
                 p.verdict = "inconclusive"
             notes.insert(0, "preflight: the papers' settings with budgets cut, to check the pipeline; "
                             "inconclusive by design")
-        row = {k: v for k, v in asdict(claim).items() if k not in ("measure", "not_measurable")}
+        falsified = _falsifier_row(claim, results, level, min_seeds, bool(parts), preflight)
+        row = {k: v for k, v in asdict(claim).items() if k not in ("measure", "not_measurable", "falsifier")}
         row.update(
             verdict=combine([p.verdict for p in parts]) if parts else "inconclusive",
             magnitude=combine_magnitudes([p.magnitude for p in parts]) if parts else "not measured",
@@ -331,9 +364,59 @@ def evaluate(claims: list[Claim], results: dict, level: float = 0.90, min_seeds:
             stability=min((p.stability for p in parts if p.stability is not None), default=None),
             fragile=any(fragile(p.stability) for p in parts),
             parts=[_json_ready({**asdict(p), "evidence": p.evidence()}) for p in parts],
+            falsifier=falsified,
         )
+        row["standing"] = standing(row)
         rows.append(row)
     return rows
+
+
+def _falsifier_row(claim: Claim, results: dict, level: float, min_seeds: int, measured: bool,
+                   preflight: bool) -> dict | None:
+    """The falsifier's setting, its parts judged by the claim's rule and their combined verdict
+    ("not measured" where the claim itself is not measured here; inconclusive at the preflight)."""
+    f = claim.falsifier
+    if f is None:
+        return None
+    row = {"setting": f.setting, "why": f.why, "verdict": "not measured", "parts": []}
+    if not measured:
+        return row
+    try:
+        parts = [p.decide(level, min_seeds) for p in f.measure(results)]
+        for p in parts if preflight else ():
+            p.verdict = "inconclusive"
+    except KeyError as e:
+        raise MissingResult(f"claim {claim.id}: its falsifier ({f.setting}) reads {e}, missing from the "
+                            "results: every run a falsifier reads must be trained at every scale") from e
+    row.update(verdict=combine([p.verdict for p in parts]) if parts else "inconclusive",
+               parts=[_json_ready({**asdict(p), "evidence": p.evidence()}) for p in parts])
+    return row
+
+
+def standing(row: dict) -> str:
+    """What a judged row counts as (STANDINGS): `hypothesis` for our reading; for a paper claim,
+    `check` when it says it holds by construction, `cannot discriminate` when it and its falsifier
+    both read "replicated", `replication` when it has a falsifier, else `no falsifier`."""
+    if row["kind"] != "paper":
+        return "hypothesis"
+    if row.get("check"):
+        return "check"
+    falsifier = row.get("falsifier")
+    if not falsifier:
+        return "no falsifier"
+    if row["verdict"] == "replicated" and falsifier["verdict"] == "replicated":
+        return "cannot discriminate"
+    return "replication"
+
+
+def falsifier_text(row: dict) -> str:
+    """The row's two verdicts in one line, e.g. "replicated under the paper's setting; not
+    replicated under its falsifier (NTK instead of muP)"; "" for a row without a falsifier."""
+    f = row.get("falsifier")
+    if not f:
+        return ""
+    return (f"{row['verdict']} under the paper's setting; {f['verdict']} under its falsifier "
+            f"({f['setting']})")
 
 
 def judge(claims: list[Claim], results: dict, cfg: dict, stats: dict, paper: dict, seeds: list[int],

@@ -1,7 +1,8 @@
 """The committed smoke scorecard: a guard against verdicts that drift silently between commits.
 
 `tests/reference/smoke_scorecard.json` holds every smoke claim's verdict and each part's verdict,
-mean and stability (replikit.scoring.stability; shown, not guarded beyond its presence). CI's smoke
+mean and stability (replikit.scoring.stability; shown, not guarded beyond its presence), and the
+same for the claim's falsifier. CI's smoke
 run compares its scorecards with it (tests/test_workflow.py) and fails on any changed verdict, on a
 claim or part that appeared or vanished, and on a mean that moved by more than TOLERANCE, printing
 one line per difference. The smoke DAG is deterministic on one CPU type, so the tolerance only
@@ -26,15 +27,25 @@ REFERENCE = Path(__file__).resolve().parents[3] / "tests" / "reference" / "smoke
 TOLERANCE = {"absolute": 0.02, "relative": 0.05}
 
 
+def _parts(parts: list[dict]) -> dict:
+    return {p["label"]: {"verdict": p["verdict"], "mean": p["mean"],
+                         "stability": _rounded(p.get("stability"))} for p in parts}
+
+
+def _claim(row: dict) -> dict:
+    """A claim's verdict and parts; with its falsifier's verdict and parts where it has one."""
+    out = {"verdict": row["verdict"], "parts": _parts(row["parts"])}
+    falsifier = row.get("falsifier")
+    if falsifier:
+        out["falsifier"] = {"verdict": falsifier["verdict"], "parts": _parts(falsifier["parts"])}
+    return out
+
+
 def summarize(cards: list[dict]) -> dict:
-    """What the guard compares: per paper and claim, the verdict, and per part its verdict and mean."""
-    papers = {}
-    for card in sorted(cards, key=lambda c: c["paper"]):
-        papers[card["paper"]] = {
-            c["id"]: {"verdict": c["verdict"],
-                      "parts": {p["label"]: {"verdict": p["verdict"], "mean": p["mean"],
-                                             "stability": _rounded(p.get("stability"))} for p in c["parts"]}}
-            for c in card["claims"]}
+    """What the guard compares: per paper and claim, the verdict, and per part its verdict and mean;
+    the same for the claim's falsifier."""
+    papers = {card["paper"]: {c["id"]: _claim(c) for c in card["claims"]}
+              for card in sorted(cards, key=lambda c: c["paper"])}
     scales = sorted({card["scale"] for card in cards})
     return {"scale": ",".join(scales), "tolerance": TOLERANCE, "papers": papers}
 
@@ -47,6 +58,40 @@ def _moved(ref: float | None, now: float | None, tol: dict) -> bool:
     if ref is None or now is None:
         return (ref is None) != (now is None)
     return abs(now - ref) > tol["absolute"] + tol["relative"] * abs(ref)
+
+
+def _compare_parts(where: str, rp: dict, cp: dict, tol: dict) -> list[str]:
+    lines = []
+    for label in sorted(set(rp) | set(cp)):
+        if label not in cp or label not in rp:
+            lines.append(f"{where} [{label}]: " + ("vanished" if label not in cp else "new part"))
+            continue
+        if rp[label]["verdict"] != cp[label]["verdict"]:
+            lines.append(f"{where} [{label}]: verdict {rp[label]['verdict']!r} -> {cp[label]['verdict']!r}")
+        if "stability" not in rp[label] and cp[label].get("stability") is not None:
+            lines.append(f"{where} [{label}]: the reference holds no stability for it "
+                         "(written before stability was judged): write the reference again")
+        if _moved(rp[label]["mean"], cp[label]["mean"], tol):
+            lines.append(f"{where} [{label}]: mean {rp[label]['mean']} -> {cp[label]['mean']} "
+                         f"(tolerance {tol['absolute']:g} + {tol['relative']:g} x |reference|)")
+    return lines
+
+
+def _compare_claim(where: str, ref: dict, cur: dict, tol: dict) -> list[str]:
+    lines = []
+    if ref["verdict"] != cur["verdict"]:
+        lines.append(f"{where}: verdict {ref['verdict']!r} -> {cur['verdict']!r}")
+    lines += _compare_parts(where, ref["parts"], cur["parts"], tol)
+    rf, cf = ref.get("falsifier"), cur.get("falsifier")
+    if rf is None and cf is not None:
+        lines.append(f"{where}: has a falsifier the reference does not hold (written before it was "
+                     "declared): write the reference again")
+    elif rf is not None and cf is None:
+        lines.append(f"{where}: its falsifier vanished")
+    elif rf is not None:
+        lines += _compare_claim(f"{where} falsifier", {**rf, "falsifier": None}, {**cf, "falsifier": None},
+                                tol)
+    return lines
 
 
 def compare(reference: dict, current: dict) -> list[str]:
@@ -66,23 +111,7 @@ def compare(reference: dict, current: dict) -> list[str]:
             if cid not in cur or cid not in ref:
                 lines.append(f"{paper} {cid}: " + ("vanished" if cid not in cur else "new claim"))
                 continue
-            if ref[cid]["verdict"] != cur[cid]["verdict"]:
-                lines.append(f"{paper} {cid}: verdict {ref[cid]['verdict']!r} -> {cur[cid]['verdict']!r}")
-            rp, cp = ref[cid]["parts"], cur[cid]["parts"]
-            for label in sorted(set(rp) | set(cp)):
-                if label not in cp or label not in rp:
-                    gone = "vanished" if label not in cp else "new part"
-                    lines.append(f"{paper} {cid} [{label}]: {gone}")
-                    continue
-                if rp[label]["verdict"] != cp[label]["verdict"]:
-                    lines.append(f"{paper} {cid} [{label}]: verdict {rp[label]['verdict']!r} -> "
-                                 f"{cp[label]['verdict']!r}")
-                if "stability" not in rp[label] and cp[label].get("stability") is not None:
-                    lines.append(f"{paper} {cid} [{label}]: the reference holds no stability for it "
-                                 "(written before stability was judged): write the reference again")
-                if _moved(rp[label]["mean"], cp[label]["mean"], tol):
-                    lines.append(f"{paper} {cid} [{label}]: mean {rp[label]['mean']} -> {cp[label]['mean']} "
-                                 f"(tolerance {tol['absolute']:g} + {tol['relative']:g} x |reference|)")
+            lines += _compare_claim(f"{paper} {cid}", ref[cid], cur[cid], tol)
     return lines
 
 

@@ -50,9 +50,21 @@ def code_at(commit: str, modules: list[str]) -> dict[str, str]:
         return {m: code_hash(m, root=root) for m in modules}
 
 
+def declared_kind(claim) -> str:
+    """`background`, `check`, `no falsifier`, `hypothesis` or `paper` (a paper claim with a falsifier),
+    from a claim's declaration (whether it cannot discriminate depends on its verdicts: `_claims`)."""
+    if claim.source and claim.source.background:
+        return "background"
+    if claim.kind == "paper" and claim.check:
+        return "check"
+    if claim.kind == "paper" and claim.falsifier is None:
+        return "no falsifier"
+    return claim.kind
+
+
 def claim_kinds(scale: str) -> dict[str, dict[str, str]]:
-    """paper -> claim id -> `paper`, `hypothesis` or `background`, from the claims' declarations at
-    `scale` (nothing is run)."""
+    """paper -> claim id -> its `declared_kind`, from the claims' declarations at `scale` (nothing is
+    run)."""
     from replikit.papers import paper_names, registry
     from replikit.plan.bill import load
 
@@ -61,8 +73,7 @@ def claim_kinds(scale: str) -> dict[str, dict[str, str]]:
     for name in paper_names():
         paper = registry.get(name)
         cfg = config[name]
-        out[name] = {c.id: "background" if c.source and c.source.background else c.kind
-                     for c in paper.claims(paper.experiments(cfg), cfg)}
+        out[name] = {c.id: declared_kind(c) for c in paper.claims(paper.experiments(cfg), cfg)}
     return out
 
 
@@ -73,8 +84,14 @@ def paper_modules() -> dict[str, list[str]]:
     return {n: registry.code_modules(registry.get(n)) for n in paper_names()}
 
 
+def _kind(row: dict, declared: str) -> str:
+    """A paper claim whose falsifier reads "replicated" as the claim does cannot discriminate."""
+    both = row["verdict"] == "replicated" and (row.get("falsifier") or {}).get("verdict") == "replicated"
+    return "cannot discriminate" if declared == "paper" and both else declared
+
+
 def _claims(papers: dict, kinds: dict) -> dict:
-    return {p: {cid: {**row, "kind": kinds.get(p, {}).get(cid, "paper"),
+    return {p: {cid: {**row, "kind": _kind(row, kinds.get(p, {}).get(cid, "no falsifier")),
                       "measured": bool(row["parts"])} for cid, row in claims.items()}
             for p, claims in papers.items()}
 
