@@ -24,6 +24,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.conftest import BESIDE_THE_SMOKE_DAG, run_process
+
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = (ROOT.parent / "shared" / "datasets").resolve()
 CLUSTER_SCRIPT = ROOT / ".ci" / "slurm_cluster.sh"
@@ -52,8 +54,9 @@ CL_TARGETS = [f"results/continual_learning/figures/{f}.png" for f in
 
 
 def smk(*args: str, cwd: Path = ROOT, timeout: int = 900) -> subprocess.CompletedProcess:
+    """Snakemake at BESIDE_THE_SMOKE_DAG niceness (the SLURM tests' own jobs run under slurmd)."""
     cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(ROOT / "Snakefile"), *args]
-    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+    return run_process(cmd, cwd, timeout, BESIDE_THE_SMOKE_DAG)
 
 
 def write_config(path: Path, cfg: dict) -> Path:

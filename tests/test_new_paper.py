@@ -22,7 +22,7 @@ import yaml
 from replikit.papers import registry
 from replikit.scoring.claims import KINDS, VERDICTS, Claim, evaluate
 from replikit.scoring.quotes import quote_errors
-from tests.conftest import ROOT
+from tests.conftest import BESIDE_THE_SMOKE_DAG, ROOT, run_process
 
 MARK = re.compile(r"<!-- new_paper: (\S+) -->\n```\w+\n(.*?)```", re.S)
 PAGE = ROOT / "docs" / "adding-a-paper.md"
@@ -136,7 +136,7 @@ def test_new_paper_from_the_docs_is_green_at_the_first_try(tmp_path):
         (repo / name).write_text(text)
     smoke = [sys.executable, "-m", "snakemake", "--cores", "2", "--configfile", "config/smoke.yaml",
              "--config", "papers=[new_paper]"]
-    res = subprocess.run(smoke, cwd=repo, env=env, capture_output=True, text=True, timeout=600)
+    res = run_process(smoke, repo, 600, BESIDE_THE_SMOKE_DAG, env)
     out, tree = res.stdout + res.stderr, repo / "scales/smoke"
     assert res.returncode != 0 and "np_claims" in out
     assert "claim NP-1: quote not found verbatim" in out and ">>quickly<<" in out, out[-3000:]
@@ -145,7 +145,7 @@ def test_new_paper_from_the_docs_is_green_at_the_first_try(tmp_path):
 
     (repo / MODULE).write_text(files[MODULE])
     for step in example_steps(sys.executable):
-        res = subprocess.run(step, shell=True, cwd=repo, env=env, capture_output=True, text=True, timeout=600)
+        res = run_process(["bash", "-c", step], repo, 600, BESIDE_THE_SMOKE_DAG, env)
         assert res.returncode == 0, f"{step}\n{(res.stdout + res.stderr)[-4000:]}"
     assert "new_paper: every check passed" in res.stdout
     card = json.loads((tree / "results/new_paper/claims.json").read_text())
@@ -163,7 +163,7 @@ def test_new_paper_from_the_docs_is_green_at_the_first_try(tmp_path):
              "not slow and not preflight and not slurm", "-k", "new_paper or rule_index or ruff",
              "tests/test_claim_sources.py", "tests/test_interface.py", "tests/test_fidelity.py",
              "tests/test_figure_audit.py", "tests/test_rule_index.py", "tests/test_repository.py"]
-    res = subprocess.run(quick, cwd=repo, env=env, capture_output=True, text=True, timeout=900)
+    res = run_process(quick, repo, 900, BESIDE_THE_SMOKE_DAG, env)
     assert res.returncode == 0, (res.stdout + res.stderr)[-4000:]
     assert re.search(r"\d+ passed", res.stdout), res.stdout[-2000:]
 

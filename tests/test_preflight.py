@@ -8,7 +8,7 @@ import json
 import pytest
 
 from replikit.core.config import load_config
-from tests.conftest import ROOT
+from tests.conftest import BESIDE_THE_SMOKE_DAG, ROOT
 from tests.test_workflow import overlay, smk
 
 
@@ -19,7 +19,7 @@ def test_preflight_runs_every_paper_setting_from_data_to_report(tmp_path):
     row is labelled preflight and is inconclusive by design; the report says so at its top."""
     args = ["--configfile", str(ROOT / "config/preflight.yaml"), str(overlay(tmp_path)),
             "--directory", str(tmp_path)]
-    res = smk("--cores", "2", *args, timeout=3000)
+    res = smk("--cores", "2", *args, timeout=3000, nice=BESIDE_THE_SMOKE_DAG)
     assert res.returncode == 0, res.stderr[-5000:]
     cfg = load_config(ROOT / "config/preflight.yaml", ROOT / "workflow/schemas/config.schema.yaml")
     for paper in cfg["papers"]:

@@ -17,13 +17,13 @@ from replikit.plan.bill import priced_stage
 from replikit.reporting.report import with_deviation_text
 from replikit.scoring.claims import VERDICTS
 from replikit.scoring.scorecard_reference import REFERENCE, compare, summarize
-from tests.conftest import ROOT, SHARED
+from tests.conftest import ROOT, SHARED, run_process
 from tests.test_report import markdown_table_problems
 
 
-def smk(*args: str, cwd: Path = ROOT, timeout: int = 300) -> subprocess.CompletedProcess:
+def smk(*args: str, cwd: Path = ROOT, timeout: int = 300, nice: int = 0) -> subprocess.CompletedProcess:
     cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(ROOT / "Snakefile"), *args]
-    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+    return run_process(cmd, cwd, timeout, nice)
 
 
 def overlay(tmp_path: Path, extra: dict | None = None) -> Path:
@@ -93,7 +93,8 @@ def test_smoke_scale_end_to_end(tmp_path):
     """The CI replication: whole smoke DAG, then no-op rerun and a single-figure rebuild."""
     args = ["--configfile", str(ROOT / "config/smoke.yaml"), str(overlay(tmp_path)),
             "--directory", str(tmp_path)]
-    res = smk("--cores", "2", *args, timeout=3000)
+    # CI's longest path: the other DAG tests yield it the cores (conftest.BESIDE_THE_SMOKE_DAG)
+    res = smk("--cores", "2", *args, timeout=3600)
     assert res.returncode == 0, res.stderr[-5000:]
     out = tmp_path / "scales/smoke"  # the smoke scale's own output tree (config key outdir)
 
