@@ -75,7 +75,8 @@ def test_the_report_counts_checks_and_rows_that_cannot_discriminate_apart():
                                            _claim(EFFECT, check="by construction"))]
     assert [row_kind(r) for r in rows] == ["paper", "cannot discriminate", "check"]
     lines = verdict_counts([{"scale": "smoke", "claims": rows}])
-    assert any(line.startswith("smoke: 1 paper claims:") for line in lines), lines
+    own = "smoke: 1 paper claims with a falsifier (replications):"
+    assert any(line.startswith(own) for line in lines), lines
     assert any("1 paper claims that cannot discriminate" in line for line in lines), lines
     assert any("1 checks" in line for line in lines), lines
 

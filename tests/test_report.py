@@ -85,8 +85,8 @@ def test_report_renders_scorecard_figures_and_provenance(root, tmp_path):
     inputs = load_inputs([str(tmp_path / "claims.json")], [str(fig_path), str(fig2)],
                          [str(tmp_path / "bench.json")],
                          [str(forest)])
-    assert inputs["counts"] == ["smoke: 3 paper claims: 0 replicated, 2 not replicated, 0 inconclusive, "
-                                "1 not measured (1 faithful, 2 proxy)",
+    assert inputs["counts"] == ["smoke: 3 paper claims with a falsifier (replications): 0 replicated, "
+                                "2 not replicated, 0 inconclusive, 1 not measured (1 faithful, 2 proxy)",
                                 "smoke: 1 background claims (the sentence reports earlier work or defines "
                                 "the effect): 0 replicated, 0 not replicated, 0 inconclusive, 1 not measured "
                                 "(1 faithful)",

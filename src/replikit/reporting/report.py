@@ -57,7 +57,7 @@ def row_kind(claim: dict) -> str:
     return claim["kind"]
 
 
-ROW_KINDS = (("paper", "paper claims"),
+ROW_KINDS = (("paper", "paper claims with a falsifier (replications)"),
              ("cannot discriminate", "paper claims that cannot discriminate (their falsifier reads "
                                      "replicated too; not counted as replications)"),
              ("no falsifier", "paper claims without a falsifier yet (not yet counted as replications)"),
