@@ -95,9 +95,9 @@ def run_process(cmd: list[str], cwd: Path | str, timeout: float, nice: int = 0,
     """`subprocess.run(cmd, capture_output=True, text=True)` at niceness `nice`, in a process group
     of its own that is killed whole on timeout: a killed Snakemake leaves its running jobs behind,
     and they would hold the cores for the rest of the test run."""
+    cmd = ["nice", "-n", str(nice), *cmd] if nice else cmd  # coreutils: no preexec_fn under threads
     proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True,
-                            preexec_fn=(lambda: os.nice(nice)) if nice else None)
+                            text=True, start_new_session=True)
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
