@@ -293,7 +293,7 @@ def _rates(cfg: dict, null, claims, draws: int) -> dict[str, dict[str, float]]:
     counts: dict[str, dict[str, int]] = {}
     rng = np.random.default_rng(0)
     for _ in range(draws):
-        for row in evaluate(claims(cfg), null(cfg, rng), LEVEL, MIN_SEEDS, cfg):
+        for row in evaluate(claims(cfg), null(cfg, rng), LEVEL, MIN_SEEDS, cfg, with_falsifiers=False):
             c = counts.setdefault(row["id"], {"replicated": 0, "not replicated": 0, "inconclusive": 0,
                                               "judged": 0})
             c[row["verdict"]] += 1
@@ -367,7 +367,7 @@ def test_cl5_null_is_the_margin(smoke, draws):
             assert run.any(), f"no rows of the width-{width} gamma0 sweep: its run name changed"
             lg = np.log10(items.loc[run, "gamma0"].astype(float))
             items.loc[run, "AA"] = 0.9 - 0.1 * (lg - centre) ** 2 + rng.normal(0, 0.005, int(run.sum()))
-        row = evaluate([claim], {"items": items}, LEVEL, MIN_SEEDS, cfg)[0]
+        row = evaluate([claim], {"items": items}, LEVEL, MIN_SEEDS, cfg, with_falsifiers=False)[0]
         hits += row["verdict"] == "replicated"
     assert hits / draws <= bound(draws)
 
@@ -400,7 +400,7 @@ def test_cl2_null_is_the_tolerance(smoke, sign, draws):
         assert run.any(), f"no rows of muP's width sweep {mup.name}"
         logw = np.log(items.loc[run, "width"].astype(float))
         items.loc[run, "CFr"] += sign * tol * (logw - logw.min()) / (logw.max() - logw.min())
-        row = evaluate([claim], {"items": items}, LEVEL, MIN_SEEDS, cfg)[0]
+        row = evaluate([claim], {"items": items}, LEVEL, MIN_SEEDS, cfg, with_falsifiers=False)[0]
         hits += row["verdict"] == "replicated"
         facing += _part(row, CL2_PARTS[sign])["verdict"] == "replicated"
     assert hits / draws <= bound(draws) and facing / draws <= bound(draws), (hits, facing, draws)
@@ -413,7 +413,7 @@ def test_cl2_superiority_part_under_no_effect(smoke, draws):
     cfg = smoke["continual_learning"]
     rng, claim, hits = np.random.default_rng(4), _claim(cfg, "CL-2"), 0
     for _ in range(draws):
-        row = evaluate([claim], _cl_null(cfg, rng), LEVEL, MIN_SEEDS, cfg)[0]
+        row = evaluate([claim], _cl_null(cfg, rng), LEVEL, MIN_SEEDS, cfg, with_falsifiers=False)[0]
         part = _part(row, CL2_PARTS[0])
         assert not part["no_evidence"] and part["n_seeds"] == len(SEEDS)
         hits += part["verdict"] == "replicated"

@@ -311,14 +311,17 @@ def claim_fidelity(claim: Claim, experiment_keys: set[str], deviations: list[dic
 def evaluate(claims: list[Claim], results: dict, level: float = 0.90, min_seeds: int = 5,
              cfg: dict | None = None, deviations: list[dict] | None = None,
              unverified: list[str] | None = None, preflight: bool = False,
-             scale_deviations: list[dict] | None = None, with_stability: bool = False) -> list[dict]:
+             scale_deviations: list[dict] | None = None, with_stability: bool = False,
+             with_falsifiers: bool = True) -> list[dict]:
     """Measure and judge every claim. `cfg` is the paper's config (for `not_measurable`);
     `deviations` are this run's deviations from the paper's settings and the departures the paper
     settings themselves make (replikit.scoring.fidelity); `unverified` the settings never checked against
     the paper text; `preflight` marks the budget-cut pipeline check (every row inconclusive);
     `scale_deviations`: every way this scale's block departs from the paper block, of which any one
     keeps every claim from reading `faithful`; `with_stability`: give each part its stability (the
-    claims job does; the null simulations, which judge thousands of draws, do not need it)."""
+    claims job does; the null simulations, which judge thousands of draws, do not need it);
+    `with_falsifiers`: judge each claim's falsifier too (the null simulations, which read only the
+    claims' own verdicts, leave it out: `falsifier` and `standing` are then None)."""
     experiment_keys = {k for c in claims for k in c.uses}
     rows = []
     for claim in claims:
@@ -354,7 +357,8 @@ def evaluate(claims: list[Claim], results: dict, level: float = 0.90, min_seeds:
                 p.verdict = "inconclusive"
             notes.insert(0, "preflight: the papers' settings with budgets cut, to check the pipeline; "
                             "inconclusive by design")
-        falsified = _falsifier_row(claim, results, level, min_seeds, bool(parts), preflight)
+        falsified = _falsifier_row(claim, results, level, min_seeds, bool(parts), preflight) \
+            if with_falsifiers else None
         row = {k: v for k, v in asdict(claim).items() if k not in ("measure", "not_measurable", "falsifier")}
         row.update(
             verdict=combine([p.verdict for p in parts]) if parts else "inconclusive",
@@ -366,7 +370,7 @@ def evaluate(claims: list[Claim], results: dict, level: float = 0.90, min_seeds:
             parts=[_json_ready({**asdict(p), "evidence": p.evidence()}) for p in parts],
             falsifier=falsified,
         )
-        row["standing"] = standing(row)
+        row["standing"] = standing(row) if with_falsifiers else None
         rows.append(row)
     return rows
 
