@@ -38,7 +38,11 @@ def stored(paper: str, name: str) -> tuple[dict, list]:
     p = get(paper)
     if (paper, name) not in _LOADED:
         files = [str(f) for f in figure_files(paper, name, SMOKE, STORE)]
-        assert files and all(Path(f).exists() for f in files), f"stored results missing for {paper}/{name}"
+        assert files and all(Path(f).exists() for f in files), (
+            f"stored results missing for {paper}/{name}; fix: run the paper at smoke, `snakemake --cores 2 "
+            f"--configfile config/smoke.yaml --config 'papers=[{paper}]'`, then store seeds 0-2 of its runs: "
+            f"`python -m tests.figure_audit.store scales/smoke/results`, and check it: "
+            f"`python -m replikit.tools.paper_check {paper}`")
         _LOADED[paper, name] = p.load_results({p.figure(name).reads: files})
     results = {k: v.copy() if hasattr(v, "copy") else v for k, v in _LOADED[paper, name].items()}
     return results, list(p.experiments(SMOKE[paper])[name])
@@ -476,8 +480,29 @@ def test_the_run_order_check_fails_the_old_optimum_vs_depth(tmp_path, monkeypatc
 # plotting.claim_line/claim_band, keyed with the claim id. BM-6's bound is drawn on its own panel of
 # probe_per_layer (the relative drop per stage), which says "not measured" where no 0%-noise run exists
 # (smoke) and draws the bound all the same.
-THRESHOLD_CLAIMS = {"BM-1", "BM-5", "BM-6", "CL-2", "CL-5", "DT-1", "DT-3", "DT-4", "IH-1", "RC-5", "SC-1",
-                    "SC-3", "ST-1"}
+# Which claims rest on one is read from each claim's rule (`rests_on_a_threshold`), so that a new
+# threshold claim cannot be left out of the check; at smoke these are BM-1, BM-5, BM-6, CL-2, CL-5,
+# DT-1, DT-3, DT-4, IH-1, RC-5, SC-1, SC-3 and ST-1.
+_NONZERO = re.compile(r"(?<![\w.])(?:0*[1-9]\d*(?:\.\d+)?|0?\.\d*[1-9]\d*)")  # "0.9", "2", "0.62"; not "0"
+
+
+def rests_on_a_threshold(claim) -> bool:
+    """Whether a claim's verdict rests on a numeric threshold or margin rather than the 0 of a paired
+    difference, as its rule says: a margin or an equivalence ("within +-0.16 decades", "CI below the
+    margin") or a number other than 0 ("lower CI bound > 0.9", "reaches 0.62 held-out accuracy")."""
+    rule = claim.rule.lower()
+    return any(w in rule for w in ("margin", "equivalence", "+-", "±")) or bool(_NONZERO.search(rule))
+
+
+def test_the_threshold_rule_reads_claims_rules():
+    def rule(text: str):
+        return type("C", (), {"rule": text})()
+
+    assert not any(rests_on_a_threshold(rule(r)) for r in (
+        "CI > 0", "both CIs > 0", "all three CIs < 0", "CI > 0 over the gamma0 values every seed learned"))
+    assert all(rests_on_a_threshold(rule(r)) for r in (
+        "lower CI bound > 0.9", "first CI > 0; relative drop CI < 0.1", "CI inside +-0.015",
+        "CI below the margin", "CI > 0; no evidence when neither arm reaches 0.62 held-out accuracy"))
 
 
 def drawn_claims(paper: str, name: str, tmp_path: Path, monkeypatch) -> dict:
@@ -494,7 +519,7 @@ def test_every_claims_threshold_is_drawn_on_its_figure(paper, tmp_path, monkeypa
     claims = p.claims(p.experiments(SMOKE[paper]), SMOKE[paper])
     problems = [f"{c.id} rests on a numeric threshold or margin but declares no figure that draws it "
                 "(Claim(drawn=((figure, axis),)))"
-                for c in claims if c.id in THRESHOLD_CLAIMS and not c.drawn]
+                for c in claims if rests_on_a_threshold(c) and not c.drawn]
     for c in claims:
         for figure, axis in c.drawn:
             if figure not in c.figures:
@@ -504,3 +529,37 @@ def test_every_claims_threshold_is_drawn_on_its_figure(paper, tmp_path, monkeypa
                 problems.append(f"{c.id}: {figure} draws no reference artist for it on its {axis} axis "
                                 f"(found: {found}); draw it with plotting.claim_line or claim_band")
     assert not problems, "\n".join(problems)
+
+
+def test_an_optimum_at_an_end_of_the_grid_is_drawn_there_hollow(tmp_path, monkeypatch):
+    """optimum_vs_depth (issue 66): a seed whose best eta0 sits at an end of the grid (no located
+    optimum) is drawn at that end as a hollow ring in its parameterization's colour and keyed in the
+    legend, not silently dropped. The stored smoke runs have none: one seed's loss is made best at the
+    smallest learning rate."""
+    from replikit.papers.depthwise_transfer_analysis import BRANCHES, figure_optimum_vs_depth
+
+    run, seed = "sweep_branch-one_depth-8_width-64", 1
+
+    end = {}
+
+    def with_an_end(df, specs, out, scale, subset):
+        df = df.copy()
+        end["y"] = float(np.log10(df["lr"].min()))
+        low = (df["run"] == run) & (df["seed"] == seed) & (df["lr"] == df["lr"].min())
+        df.loc[low, "train_loss"] = df["train_loss"].min() - 0.1
+        return figure_optimum_vs_depth(df, specs, out, scale, subset, cfg=SMOKE["depthwise_transfer"])
+
+    fig = draw("depthwise_transfer", "optimum_vs_depth", tmp_path, monkeypatch, with_an_end)
+    ax = fig.axes[0]
+    rings = [c for c in ax.collections if "at an end of the grid" in str(c.get_label())]
+    problems = audit(fig)
+    keys = [t.get_text() for t in ax.get_legend().get_texts()]
+    plotting.pyplot().close(fig)
+    assert len(rings) == 1 and len(rings[0].get_offsets()) == 1, [c.get_label() for c in ax.collections]
+    (x, y), = rings[0].get_offsets()
+    assert np.isclose(x / 8, 1.04) and np.isclose(y, end["y"]), (x, y, end)  # at depth 8, at the end
+    colour = plotting._rgb(plotting.colour_map(BRANCHES.values())[BRANCHES["one"]])
+    assert plotting._rgb(rings[0].get_edgecolor()[0]) == colour
+    assert not len(rings[0].get_facecolor()) or rings[0].get_facecolor()[0][3] == 0  # hollow
+    assert any(k.startswith(f"1 of 6 seeds of {BRANCHES['one']}: best eta0 at an end") for k in keys), keys
+    assert not problems, problems

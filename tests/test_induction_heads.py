@@ -128,7 +128,7 @@ def test_every_censored_seed_makes_the_exponent_inconclusive_not_an_error():
     runs = _runs({s: 2.0 for s in range(5)})
     runs["censored"], runs["emergence_step"], runs["top_share"] = True, np.nan, np.nan
     rows = {r["id"]: r for r in evaluate(iha.claims(ih.experiment_runs(cfg), cfg), {"runs": runs}, cfg=cfg)}
-    assert all(rows[c]["verdict"] == "inconclusive" for c in ("IH-1", "IH-3"))
+    assert rows["IH-1"]["verdict"] == "inconclusive" and "IH-3" not in rows
     assert "censored" in rows["IH-1"]["note"]
 
 
@@ -138,7 +138,6 @@ def test_at_the_smoke_span_the_exponent_claims_say_why_they_are_not_measured():
                                          {"runs": _runs({s: 2.0 for s in range(5)}, contexts=(3, 4, 5, 6))},
                                          cfg=cfg)}
     assert not rows["IH-1"]["measurable"] and "factor 2" in rows["IH-1"]["note"]
-    assert rows["IH-3"]["kind"] == "hypothesis" and rows["IH-3"]["verdict"] == "replicated"
 
 
 def test_config_errors_name_the_key_and_the_fix():

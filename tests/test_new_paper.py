@@ -1,6 +1,6 @@
 """Adding a paper: the worked example of docs/adding-a-paper.md (three files), written into a fresh copy
 of the repository and run by the page's steps as printed, is green at the first try (the check
-command, then the quick test loop's tests of the paper and of the whole tree), keeps the rules every
+command, then the fast tests (README) of the paper and of the whole tree), keeps the rules every
 registered paper keeps, and a one-word misquote stops its claims job and publishes nothing."""
 
 from __future__ import annotations
@@ -104,6 +104,7 @@ def test_the_example_keeps_the_rules_of_every_registered_paper(tmp_path):
         assert ("abstract" in claim.source.where) == claim.source.abstract_only, claim.id
         assert claim.kind in KINDS and (claim.kind != "hypothesis" or claim.reading), claim.id
         assert not (claim.kind == "hypothesis" and claim.source.background), claim.id
+        assert claim.kind != "paper" or claim.falsifier or claim.check, claim.id  # tests/test_falsifiers.py
     (tmp_path / "new_paper.yaml").write_text(files[CONFIG])
     assert registry.check(module.SPEC, {}, tmp_path) is module.SPEC
     lo, hi = min(cfg["lrs"]), max(cfg["lrs"])

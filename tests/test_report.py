@@ -401,3 +401,13 @@ def test_readable_renders_inline_math_and_keeps_a_tilde_that_means_about():
         assert plain(about) == about
     assert plain("costs $5 and $10") == "costs $5 and $10"  # not math
     assert plain(["T_opt ~ 1/K", "\\textit{x}~y"]) == "T_opt ~ 1/K, x y" and plain(None) == "—"
+
+
+def test_a_paper_line_counts_one_claim_and_one_seed_in_the_singular():
+    from replikit.reporting.report import paper_lines
+
+    claim = {"kind": "paper", "verdict": "replicated", "parts": [{"label": "a"}]}
+    one = paper_lines([{"paper": "p", "scale": "smoke", "claims": [claim], "seeds": [0]}])[0]["line"]
+    assert one.startswith("1 claim of the paper at smoke (1 seed): "), one
+    two = paper_lines([{"paper": "p", "scale": "smoke", "claims": [claim] * 2, "seeds": [0, 1]}])[0]["line"]
+    assert two.startswith("2 claims of the paper at smoke (2 seeds): "), two

@@ -1,4 +1,4 @@
-"""The stored smoke results that the figure audit draws from (tests/figure_audit/runs/<paper>/...).
+"""The stored smoke results that the figure audit draws from (tests/figure_audit/runs/results/<paper>/...).
 
 `python -m tests.figure_audit.store RESULTS_DIR` copies, from a finished smoke run's `results/` folder,
 the per-run files that every figure of every paper reads, for seeds 0-2 (three seeds: intervals and

@@ -84,6 +84,30 @@ def condition_colours(specs: list[RunSpec]) -> dict:
     return {**colours, UNTRAINED: (0.5, 0.5, 0.5)}
 
 
+def paper_colours(specs: list[RunSpec], cfg: dict | None) -> dict:
+    """`condition_colours` of the conditions probe_vs_epoch draws (from the paper's config block), then
+    any further condition of `specs`: a figure of other runs (the K runs of augmentation_diversity and
+    capacity) draws each condition in the colour it has in probe_vs_epoch and probe_per_layer."""
+    key = sorted(bm.experiment_runs(cfg)["probe_vs_epoch"], key=_meaning) if cfg else []
+    colours = plotting.colour_map([*(label(s) for s in key),
+                                   *(label(s) for s in sorted(specs, key=_meaning))])
+    return {**colours, UNTRAINED: (0.5, 0.5, 0.5)}
+
+
+SCORED_ON = ("training views", "clean images")  # augmentation_diversity: by line style and marker
+
+
+def _keys(ax, colours: dict, conditions: list[str], styles: dict | None = None, **legend) -> None:
+    """A legend of the conditions drawn (in their colours) and, where given, of what the line styles
+    and markers encode (neutral grey keys)."""
+    from matplotlib.lines import Line2D
+
+    handles = [Line2D([], [], color=colours[c], marker="o", label=c) for c in conditions]
+    handles += [Line2D([], [], color="0.35", ls=st["ls"], marker=st["marker"], label=f"scored on {lv}")
+                for lv, st in (styles or {}).items()]
+    ax.legend(handles=[*handles, *ax.get_legend_handles_labels()[0]], fontsize=7, **legend)
+
+
 def figure_probe_vs_epoch(hist: pd.DataFrame, specs: list[RunSpec], out: Path, scale: str,
                           subset: bool) -> pd.DataFrame:
     names = {s.name: label(s) for s in specs}
@@ -174,34 +198,54 @@ def _by_k(final: pd.DataFrame, specs: list[RunSpec]) -> tuple[pd.DataFrame, list
 
 
 def figure_augmentation_diversity(final: pd.DataFrame, specs: list[RunSpec], out: Path, scale: str,
-                                  subset: bool) -> pd.DataFrame:
+                                  subset: bool, cfg: dict | None = None) -> pd.DataFrame:
+    """Each run in its condition's colour (as in probe_vs_epoch); what the memorization is scored on
+    (training views, clean images) by line style and marker."""
     df, order = _by_k(final, specs)
+    colours = paper_colours(specs, cfg)
+    conditions = [c for c in colours if c in {label(s) for s in specs}]
     fig, axes = plotting.new_figure(2)
-    sns.pointplot(df, x="K", y="probe_acc", order=order, errorbar=SEED_CI, ax=axes[0, 0])
+    df = df.assign(condition=df["run"].map({s.name: label(s) for s in specs}))
+    sns.pointplot(df, x="K", y="probe_acc", order=order, hue="condition", hue_order=conditions,
+                  palette=colours, errorbar=SEED_CI, ax=axes[0, 0], legend=False)
     axes[0, 0].set(xlabel="augmentations per image (K)", ylabel="k-NN probe test accuracy",
                    title="probe")
-    mem = df.melt(id_vars=["run", "seed", "K"], value_vars=["train_acc_views", "train_acc_clean"],
-                  var_name="scored on", value_name="train accuracy on random labels")
-    mem["scored on"] = mem["scored on"].map({"train_acc_views": "training views",
-                                             "train_acc_clean": "clean images"})
-    sns.pointplot(mem, x="K", y="train accuracy on random labels", hue="scored on", order=order,
-                  errorbar=SEED_CI, dodge=0.2, ax=axes[0, 1])
+    _keys(axes[0, 0], colours, conditions)
+    mem = df.melt(id_vars=["run", "seed", "K", "condition"],
+                  value_vars=["train_acc_views", "train_acc_clean"], var_name="scored on",
+                  value_name="train accuracy on random labels")
+    mem["scored on"] = mem["scored on"].map(dict(zip(("train_acc_views", "train_acc_clean"), SCORED_ON,
+                                                     strict=True)))
+    styles = plotting.style_map(SCORED_ON)
+    for i, cond in enumerate(conditions):
+        sub = mem[mem["condition"] == cond]
+        sns.pointplot(sub, x="K", y="train accuracy on random labels", hue="scored on", order=order,
+                      hue_order=list(SCORED_ON), palette=dict.fromkeys(SCORED_ON, colours[cond]),
+                      markers=[styles[lv]["marker"] for lv in SCORED_ON],
+                      linestyles=[styles[lv]["ls"] for lv in SCORED_ON],
+                      errorbar=SEED_CI, dodge=0.2 + 0.1 * i, ax=axes[0, 1], legend=False)
     axes[0, 1].set(xlabel="augmentations per image (K)", title="memorization", ylim=(0, 1.02))
+    _keys(axes[0, 1], colours, conditions, styles, loc="lower right")
     plotting.save(fig, out, "Benign memorization: augmentation diversity (100% random labels)",
                   scale, subset)
-    return df
+    return df.drop(columns="condition")
 
 
 def figure_capacity(final: pd.DataFrame, specs: list[RunSpec], out: Path, scale: str, subset: bool,
-                    num_classes: int = 10) -> pd.DataFrame:
+                    num_classes: int = 10, cfg: dict | None = None) -> pd.DataFrame:
+    """Each run in its condition's colour (as in probe_vs_epoch)."""
     df, order = _by_k(final, specs)
+    colours = paper_colours(specs, cfg)
+    conditions = [c for c in colours if c in {label(s) for s in specs}]
     fig, axes = plotting.new_figure(1)
-    sns.pointplot(df, x="K", y="train_acc_views", order=order, errorbar=SEED_CI, ax=axes[0, 0])
+    sns.pointplot(df.assign(condition=df["run"].map({s.name: label(s) for s in specs})), x="K",
+                  y="train_acc_views", order=order, hue="condition", hue_order=conditions, palette=colours,
+                  errorbar=SEED_CI, ax=axes[0, 0], legend=False)
     axes[0, 0].axhline(1 / num_classes, ls="--", c="grey", label="chance")
     plotting.claim_line(axes[0, 0], "BM-5", MEMORIZED, f"'memorized' bar ({MEMORIZED:.0%})", ls=":")
     axes[0, 0].set(xlabel="augmentations per image, each with its own random label (K)",
                    ylabel="train accuracy on (view, label) pairs", ylim=(0, 1.02))
-    axes[0, 0].legend(fontsize=7)
+    _keys(axes[0, 0], colours, conditions)
     plotting.save(fig, out, "Benign memorization: capacity (a label per augmentation)", scale, subset)
     return df
 
@@ -458,13 +502,14 @@ FIGURES = (
            figure_probe_per_layer, "layers", reads="layers"),
     Figure("augmentation_diversity", "100% random labels, each image seen only through a fixed set of K "
            "augmentations: k-NN probe accuracy (left) and memorization of the random labels (right), scored "
-           "on the training views the network saw and on clean images, against K. Bars: 90% t-interval "
-           "over seeds.",
-           figure_augmentation_diversity, "final"),
+           "on the training views the network saw (solid, dots) and on clean images (dashed, squares), "
+           "against K; colour: the runs' condition, as in probe_vs_epoch. Bars: 90% t-interval over seeds.",
+           figure_augmentation_diversity, "final", takes_config=True),
     Figure("capacity", "Each of the K augmentations of an image gets its own random label: training "
            "accuracy reached on the (view, label) pairs against K. The budget is fixed in epochs (as in the "
-           "paper), so each pair is seen about epochs/K times. Bars: 90% t-interval over seeds.",
-           figure_capacity, "final"),
+           "paper), so each pair is seen about epochs/K times; colour: the runs' condition, as in "
+           "probe_vs_epoch. Bars: 90% t-interval over seeds.",
+           figure_capacity, "final", takes_config=True),
 )
 
 def paper_claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:

@@ -151,7 +151,7 @@ def figure_forgetting_vs_width(df: pd.DataFrame, specs: list[RunSpec], out: Path
     # one colour per parameterization by what it is (NTP, then muP by gamma0), never by the runs' order
     modes = d.drop_duplicates("parameterization").sort_values("gamma0", na_position="first", kind="stable")
     colours = plotting.colour_map(sorted(modes["parameterization"], key=lambda m: m != "NTP"))
-    fig, axes = plotting.new_figure(3, width=4.3)
+    fig, axes = plotting.new_figure(3, width=4.3, height=4.4)  # room for the legend below its panel
     for ax, col, lab in zip(axes[0], ("CFr", "CF_loss", "LA"),
                             ("relative forgetting CFr (accuracy)", "forgetting on the loss CF_loss",
                              "learning accuracy LA"), strict=True):
@@ -161,9 +161,10 @@ def figure_forgetting_vs_width(df: pd.DataFrame, specs: list[RunSpec], out: Path
         if col == "CFr" and cfg is not None and len(mup):  # CL-2: muP's CFr stays within its margin
             at = mup[mup["width"] == mup["width"].min()]["CFr"].mean()
             tol = cfg["cl2_tolerance"]
-            plotting.claim_band(ax, "CL-2", at - tol, at + tol, f"margin +-{tol:g} around muP's CFr at the "
+            plotting.claim_band(ax, "CL-2", at - tol, at + tol, f"margin ±{tol:g} around muP's CFr at the "
                                 f"smallest width")
-            ax.legend(fontsize=7)
+        if ax.get_legend() is not None:  # below its panel: it covers no curve or band
+            ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2))
         ax.set(xscale="log", xlabel="width N", ylabel=lab)
         ax.set_xticks(sorted(d["width"].unique()), [str(w) for w in sorted(d["width"].unique())])
     plotting.save(fig, out, f"Forgetting vs width: {stream_label(specs[0].stream)}", scale, subset)
@@ -206,7 +207,7 @@ def _draw_cl5(ax, d: pd.DataFrame, specs: list[RunSpec], tol: float, palette: di
     if ends and ends[0].width in centre:
         c = centre[ends[0].width]
         plotting.claim_band(ax, "CL-5", 10 ** (c - tol), 10 ** (c + tol),
-                            f"margin +-{tol:g} decades around N={ends[0].width}'s optimum", axis="x")
+                            f"margin ±{tol:g} decades around N={ends[0].width}'s optimum", axis="x")
     ax.legend(fontsize=6, loc="upper center", bbox_to_anchor=(0.5, -0.2))  # below: it covers no curve
 
 
@@ -243,7 +244,7 @@ def figure_joint_vs_sequential(df: pd.DataFrame, specs: list[RunSpec], out: Path
     d = df[df["run"].isin([s.name for s in specs])].copy()
     d["training"] = d["regime"].map(REGIMES)
     colours = plotting.colour_map(REGIMES.values())
-    fig, axes = plotting.new_figure(1, width=5.5)
+    fig, axes = plotting.new_figure(1, width=5.5, height=4.8)  # room for the legend below the panel
     sns.lineplot(d, x="gamma0", y="error", hue="training", errorbar=SEED_CI, marker="o", ax=axes[0, 0],
                  hue_order=[r for r in colours if r in set(d["training"])], palette=colours)
     grid = sorted(d["gamma0"].unique())
@@ -253,9 +254,9 @@ def figure_joint_vs_sequential(df: pd.DataFrame, specs: list[RunSpec], out: Path
         edge = len(grid) > 1 and best in (grid[0], grid[-1])
         axes[0, 0].plot([best], [mean[best]], ls="none", marker="o", ms=12, mew=1.5, mec=colours[regime],
                         mfc="none" if edge else colours[regime], zorder=5,
-                        label=f"{regime}: lowest mean error" + (" at an end of the grid (hollow: a bound, "
+                        label=f"{regime}: lowest mean error" + (" at an end of the grid\n(hollow: a bound, "
                                                                  "not a located optimum)" if edge else ""))
-    axes[0, 0].legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2))
+    axes[0, 0].legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16))  # below the x label
     axes[0, 0].set(xscale="log", xlabel="gamma0 (muP)", ylabel="test error (mean over tasks)")
     plotting.save(fig, out, f"Joint vs sequential training: {stream_label(specs[0].stream)}, "
                   f"N={specs[0].width}", scale, subset)
@@ -576,7 +577,7 @@ FIGURES = (
            "task) and forgetting on the loss against gamma0 under muP, one line per width: the lazy-rich "
            "transition. Bands: 90% t-interval over seeds. AA panel: each end width's interpolated optimal "
            "gamma0 (seed mean; dotted, in its width's colour) and, grey, CL-5's margin (`cl5_tolerance`, "
-           "+- decades) around the smallest width's.", figure_forgetting_vs_gamma, "items",
+           "± decades) around the smallest width's.", figure_forgetting_vs_gamma, "items",
            takes_config=True),
     Figure("similarity", "Permuted MNIST where each task permutes only a fraction p of the pixels (innermost "
            "first); similarity = 1 - p. Left: AA against gamma0 per similarity; right: the gamma0 with the "

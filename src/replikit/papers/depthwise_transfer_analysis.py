@@ -195,7 +195,7 @@ def _mark_optima(ax, sel: pd.DataFrame, hue: str, colours: dict, margin: tuple[s
     if margin is not None and ref is not None:
         claim, tol = margin
         plotting.claim_band(ax, claim, 10 ** (ref - tol), 10 ** (ref + tol),
-                            f"margin +-{tol:g} decades around the narrowest optimum", axis="x")
+                            f"margin ±{tol:g} decades around the narrowest optimum", axis="x")
 
 
 def _loss_panels(df: pd.DataFrame, specs: list[Sweep], out: Path, scale: str, subset: bool, hue: str,
@@ -258,7 +258,7 @@ def figure_optimum_vs_depth(df: pd.DataFrame, specs: list[Sweep], out: Path, sca
         summary.append({"parameterization": param, "depth": depth, "mean": mean, "ci_low": lo, "ci_high": hi})
     # no optimum located at all (e.g. a preflight's two steps): the figure says so, with empty axes
     s = pd.DataFrame(summary, columns=["parameterization", "depth", "mean", "ci_low", "ci_high"])
-    fig, axes = plotting.new_figure(1, width=5.6)
+    fig, axes = plotting.new_figure(1, width=5.6, height=4.8)  # room for the legend below
     ax = axes[0, 0]
     # one colour (and one side of the depth tick) per parameterization, bound by its meaning (BRANCHES'
     # order), for the seeds' dots, the means and the legend alike; never by the order of runs or specs
@@ -276,6 +276,19 @@ def figure_optimum_vs_depth(df: pd.DataFrame, specs: list[Sweep], out: Path, sca
         err = [g["mean"] - g["ci_low"].fillna(g["mean"]), g["ci_high"].fillna(g["mean"]) - g["mean"]]
         ax.errorbar(g["depth"] * side[param], g["mean"], yerr=err, marker="o", capsize=3, label=param,
                     color=colours[param])
+    # a seed whose best eta0 sits at an end of the grid has no located optimum (left out of the mean):
+    # drawn at that end, hollow, in its parameterization's colour, and keyed
+    for param in [p for p in colours if p in set(d["parameterization"])]:
+        g = d[d["parameterization"] == param]
+        if g["located"].all():
+            continue
+        grid = {run: grid_optima(df, run) for run in g["run"].unique()}
+        ends = [v if ok else grid[run][seed]
+                for run, seed, v, ok in zip(g["run"], g["seed"], g["log10_optimal_lr"], g["located"],
+                                            strict=True)]
+        plotting.mark_grid_ends(ax, g["depth"] * side[param], ends, ~g["located"], colour=colours[param],
+                                label=f"of {param}: best eta0 at an end of the grid, drawn there "
+                                "(hollow; a bound, left out of the mean)")
     lgs = sorted(math.log10(x) for x in df["lr"].unique())
     for y in lgs:
         ax.axhline(y, c="grey", lw=0.4, ls=":")
@@ -283,9 +296,9 @@ def figure_optimum_vs_depth(df: pd.DataFrame, specs: list[Sweep], out: Path, sca
     if cfg is not None and len(ref):  # DT-1's margin around the shallowest depth's mean optimum
         y0, tol = float(ref["mean"].iloc[0]), cfg["margins"]["DT-1"]
         plotting.claim_band(ax, "DT-1", y0 - tol, y0 + tol,
-                            f"margin +-{tol} decades around L={int(ref['depth'].iloc[0])}", alpha=0.12)
-    if len(s):
-        ax.legend(fontsize=8)
+                            f"margin ±{tol} decades around L={int(ref['depth'].iloc[0])}", alpha=0.12)
+    if ax.get_legend_handles_labels()[0]:  # below the panel: it hides no seed
+        ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=1)
     ax.set(ylabel="log10 optimal eta0 (parabola vertex)", ylim=(lgs[0] - 0.1, lgs[-1] + 0.1))
     _log2_axis(ax, d["depth"].unique(), "depth L (residual blocks)")
     plotting.save(fig, out, "Loss-optimal learning rate against depth (mean, 90% t-interval over seeds)",
@@ -306,10 +319,11 @@ FIGURES = (
            figure_loss_vs_lr_width, "sweeps", takes_config=True),
     Figure("optimum_vs_depth", "log10 of the loss-optimal eta0 per seed (dots; the vertex of a parabola "
            "through the best grid point and its two neighbours, dotted lines: the grid) and its mean with a "
-           "90% Student-t interval over seeds, against depth, for both parameterizations. Seeds whose best "
-           "eta0 is at an end of the grid are left out. Grey band: DT-1's margin (`margins`) around "
-           "the mean optimum of muP + 1/sqrt(L) at the shallowest depth.", figure_optimum_vs_depth, "sweeps",
-           takes_config=True),
+           "90% Student-t interval over seeds, against depth, for both parameterizations. A seed whose best "
+           "eta0 is at an end of the grid has no located optimum: it is drawn at that end as a hollow ring "
+           "(a bound, keyed in the legend) and left out of the mean. Grey band: DT-1's margin (`margins`) "
+           "around the mean optimum of muP + 1/sqrt(L) at the shallowest depth.", figure_optimum_vs_depth,
+           "sweeps", takes_config=True),
 )
 
 

@@ -42,6 +42,12 @@ PAPER_TABLE = {
     "maze": {"lookahead": 21.5, "pause": 19.5, "ntp": 18.5},
 }
 METHOD_ORDER = ("ntp", "pause", "lookahead")
+
+
+def method_colours() -> dict:
+    """One colour per method, bound by METHOD_ORDER, in every figure of the paper (a function: seaborn,
+    which it reads, is imported only when a figure is drawn)."""
+    return plotting.colour_map(METHOD_ORDER)
 TASK_LABELS = {"sudoku4": "4x4 Sudoku", "sudoku9": "9x9 Sudoku", "prosqa": "ProsQA (regen.)",
                "maze": "Maze"}
 
@@ -141,20 +147,25 @@ def _not_run(out: Path, scale: str, title: str, what: str) -> pd.DataFrame:
 
 
 def figure_tau_scaling(final: pd.DataFrame, specs: list[RunSpec], out: Path, scale: str) -> pd.DataFrame:
+    from matplotlib.ticker import MaxNLocator
+
     if not specs:
         return _not_run(out, scale, "Latent lookahead: exact match against tau", "tau_scaling")
     df = _selected(final, specs)
     la = df[df["method"] == "lookahead"]
+    colours = method_colours()  # as in training_curves: lookahead and NTP each in its own colour
     fig, axes = plotting.new_figure(1)
     ax = axes[0, 0]
     sns.lineplot(la, x="tau", y="exact_match_pct", errorbar=SEED_CI, marker="o", ax=ax,
-                 label="lookahead (bidirectional)")
+                 color=colours["lookahead"], label="lookahead (bidirectional)")
     sns.stripplot(la, x="tau", y="exact_match_pct", native_scale=True, color="black", size=3, ax=ax)
     ntp = df[df["method"] == "ntp"]["exact_match_pct"]
     if len(ntp):
-        ax.axhline(ntp.mean(), ls="--", c="grey", label=f"NTP (mean of {len(ntp)} seeds)")
+        what = "1 seed" if len(ntp) == 1 else f"mean of {len(ntp)} seeds"
+        ax.axhline(ntp.mean(), ls="--", c=colours["ntp"], label=f"NTP ({what})")
     task = specs[0].task
     ax.set(xlabel="latent steps tau", ylabel="exact match (%)", title=TASK_LABELS[task], ylim=EXACT_YLIM)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # tau is a whole number
     _say_if_floor(ax, df["exact_match_pct"])
     ax.legend(fontsize=7)
     plotting.save(fig, out, "Latent lookahead: exact match against tau", scale, False)
@@ -178,7 +189,7 @@ def figure_training_curves(hist: pd.DataFrame, specs: list[RunSpec], out: Path, 
     plotting.set_style()
     plt = plotting.pyplot()
     fig, axes = plt.subplots(2, len(tasks), figsize=(4.4 * len(tasks), 6.4), squeeze=False)
-    colours = dict(zip(METHOD_ORDER, sns.color_palette(plotting.PALETTE, len(METHOD_ORDER)), strict=True))
+    colours = method_colours()
     for i, task in enumerate(tasks):
         sub = df[df["task"] == task]
         top, bottom = axes[0, i], axes[1, i]
@@ -198,6 +209,8 @@ def figure_training_curves(hist: pd.DataFrame, specs: list[RunSpec], out: Path, 
             sns.lineplot(loss, x="step", y="train_loss", hue="method", hue_order=drawn, style="method",
                          style_order=drawn, markers=styles["markers"], dashes=False, palette=colours,
                          errorbar=SEED_CI, ax=bottom, legend=False)  # markers: a run of one epoch shows
+            for line in bottom.lines:  # as on top: arms with (nearly) equal losses all stay visible
+                line.set_markersize({0: 9, 1: 6.5}.get(_arm_index(line, colours), 4.5))
         la = sub[sub["method"] == "lookahead"]
         terms = (("next_token_loss", "--", "next-token term"), ("latent_loss", ":", "latent term"))
         for col, style, name in terms:

@@ -98,11 +98,18 @@ def _init_rows(df: pd.DataFrame, specs: list[RunSpec]) -> pd.DataFrame:
     return df[df["run"].isin([s.name for s in specs])].copy()
 
 
+# Every architecture the paper's runs can have, in an order fixed by what they are (rc.NORMS: post-LN,
+# pre-LN, no LN; alpha=1 before alpha=1/sqrt(L)): each keeps its colour in every figure, whichever of
+# them a figure (or a configuration) draws.
+ARCHITECTURES = tuple(RunSpec("init", n, s, d_k=1).label for n in rc.NORMS for s in rc.SCALINGS)
+
+
 def _arms(specs: list[RunSpec]) -> tuple[list[str], dict]:
-    """The architectures drawn, in an order fixed by what they are (their labels sorted: post-LN before
-    pre-LN, alpha=1 before alpha=1/sqrt(L)), and one colour each, the same in every figure."""
-    order = sorted({s.label for s in specs})
-    return order, plotting.colour_map(order)
+    """The architectures drawn, in the order of ARCHITECTURES, and one colour each, the same in every
+    figure (also in gradient_ratio_vs_dk, which draws one architecture)."""
+    drawn = {s.label for s in specs}
+    colours = plotting.colour_map([*ARCHITECTURES, *sorted(drawn - set(ARCHITECTURES))])
+    return [a for a in colours if a in drawn], colours
 
 
 def _log2_depth_axis(ax, depths) -> None:
@@ -149,22 +156,34 @@ def figure_gradients_vs_depth(df: pd.DataFrame, specs: list[RunSpec], out: Path,
 
 def figure_gradient_ratio_vs_dk(df: pd.DataFrame, specs: list[RunSpec], out: Path, scale: str,
                                 subset: bool = False) -> pd.DataFrame:
+    """Left: one line per depth (an ordered hue); right: the slopes' mean in the architecture's colour of
+    the sibling figures. Legends below their panels, where they hide no point."""
     d = _init_rows(df, specs)
     d["depth L"] = d["depth"].astype(int).astype(str)
     slopes = dk_slopes(df, specs)
-    fig, axes = plotting.new_figure(2, width=4.8)
-    sns.lineplot(d, x="d_k", y="log_ratio_q", hue="depth L", errorbar=SEED_CI, marker="o", ax=axes[0, 0],
+    _, colours = _arms(specs)
+    arm = specs[0].label
+    fig, axes = plotting.new_figure(2, width=4.8, height=4.2)
+    left, right = axes[0]
+    sns.lineplot(d, x="d_k", y="log_ratio_q", hue="depth L", errorbar=SEED_CI, marker="o", ax=left,
                  **plotting.hue_args(d["depth L"], ordered=True))
-    axes[0, 0].set(xscale="log", xlabel="d_k (query/key dimension per head)",
-                   ylabel="log10 |grad W_Q| / |grad W_V|")
-    axes[0, 0].set_xticks(sorted(d["d_k"].unique()), [str(int(k)) for k in sorted(d["d_k"].unique())])
-    sns.pointplot(slopes, x="depth", y="slope", errorbar=SEED_CI, ax=axes[0, 1], native_scale=True,
-                  log_scale=(2, False))
-    sns.stripplot(slopes, x="depth", y="slope", ax=axes[0, 1], native_scale=True, color="grey", alpha=0.5)
-    axes[0, 1].axhline(0, ls="--", c="black", lw=0.8)
-    axes[0, 1].set(xlabel="depth L", ylabel="slope of log10 ratio vs log10 d_k (per seed)")
-    _log2_depth_axis(axes[0, 1], slopes["depth"].unique())
-    plotting.save(fig, out, f"Query/value gradient ratio against d_k ({specs[0].label})", scale, subset)
+    left.set(xscale="log", xlabel="d_k (query/key dimension per head)",
+             ylabel="log10 |grad W_Q| / |grad W_V|")
+    left.set_xticks(sorted(d["d_k"].unique()), [str(int(k)) for k in sorted(d["d_k"].unique())])
+    sns.move_legend(left, "upper center", bbox_to_anchor=(0.5, -0.2), ncol=len(d["depth L"].unique()),
+                    fontsize=7, title="depth L", title_fontsize=7, frameon=False)
+    sns.pointplot(slopes, x="depth", y="slope", errorbar=SEED_CI, ax=right, native_scale=True,
+                  log_scale=(2, False), color=colours[arm], label=f"mean and 90% t-interval ({arm})")
+    sns.stripplot(slopes, x="depth", y="slope", ax=right, native_scale=True, color="grey", alpha=0.5,
+                  label="seeds")
+    right.axhline(0, ls="--", c="black", lw=0.8)
+    right.set(xlabel="depth L", ylabel="slope of log10 ratio\nagainst log10 d_k (per seed)")
+    _log2_depth_axis(right, slopes["depth"].unique())
+    handles, labels = right.get_legend_handles_labels()
+    keep = dict(zip(labels, handles, strict=True))  # stripplot keys each depth: one "seeds" key
+    right.legend(keep.values(), keep.keys(), loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2,
+                 fontsize=7, frameon=False)
+    plotting.save(fig, out, f"Query/value gradient ratio against d_k ({arm})", scale, subset)
     return d.merge(slopes, on=["seed", "depth"])
 
 

@@ -179,7 +179,7 @@ def _draw_st1(left, right, table: pd.DataFrame, widths: list[int], cfg: dict, co
             continue
         centre, m = means[widths[0]], margins[key]
         plotting.claim_band(ax, "ST-1", centre - m, centre + m,
-                            f"+-{m:g} around width {widths[0]}'s {what}\nat d/n = {eq:g}", axis=axis)
+                            f"±{m:g} around width {widths[0]}'s {what}\nat d/n = {eq:g}", axis=axis)
         if axis == "x":  # each width's seed mean, ticked at the foot of the panel (below the curves)
             for w in widths:
                 if w in means.index:

@@ -203,7 +203,7 @@ def figure_feature_movement(df: pd.DataFrame, specs: list[Train], out: Path, sca
     if len(base):  # SC-3: muP's movement at the widest width within this band around the base width's
         at, m = float(np.exp(np.log(base["feature_movement"]).mean())), cfg["margins"]["features"]
         plotting.claim_band(ax, "SC-3", at * 10 ** -m, at * 10 ** m,
-                            f"muP's margin +-{m:g} decades around its base width's movement")
+                            f"muP's margin ±{m:g} decades around its base width's movement")
         ax.legend(fontsize=7)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")

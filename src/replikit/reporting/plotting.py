@@ -243,13 +243,14 @@ def hue_args(levels, ordered: bool = False) -> dict:
     return {"hue_order": list(colours), "palette": colours}
 
 
-def mark_grid_ends(ax, x, y, on_end, label: str = "at an end of the grid: a bound, not a located optimum"
-                   ) -> None:
+def mark_grid_ends(ax, x, y, on_end, label: str = "at an end of the grid: a bound, not a located optimum",
+                   colour="black") -> None:
     """Hollow rings around the points (x, y) where `on_end` is true: optima found at an end of their
-    grid, which bound the optimum rather than locate it; keyed in the panel's legend."""
+    grid, which bound the optimum rather than locate it; keyed in the panel's legend. `colour`: the
+    rings' (e.g. their condition's colour, where the panel draws several)."""
     x, y, on_end = (np.asarray(v) for v in (x, y, on_end))
     if on_end.any():
-        ax.scatter(x[on_end], y[on_end], s=110, facecolors="none", edgecolors="black", linewidths=1.2,
+        ax.scatter(x[on_end], y[on_end], s=110, facecolors="none", edgecolors=[colour], linewidths=1.2,
                    zorder=6, label=f"{int(on_end.sum())} of {on_end.size} seeds {label}")
         ax.legend(fontsize=7)
 

@@ -159,9 +159,14 @@ def paper_lines(papers: list[dict]) -> list[dict]:
         counts = ", ".join(f"{n[v]} {v}" for v in VERDICT_ORDER if n[v]) or "none"
         seeds = len(p.get("seeds", []))
         out.append({"paper": p["paper"], "title": p.get("title") or p["paper"], "arxiv": p.get("arxiv", ""),
-                    "line": f"{len(own)} claims of the paper at {p['scale']} ({seeds} seed"
-                            f"{'' if seeds == 1 else 's'}): {counts}"})
+                    "line": f"{_count(len(own), 'claim')} of the paper at {p['scale']} "
+                            f"({_count(seeds, 'seed')}): {counts}"})
     return out
+
+
+def _count(n: int, noun: str) -> str:
+    """A count and its noun, singular for one: "1 claim", "3 claims"."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 # What the report says when config key report.cost_plan is false (rule cost_plan is not in the DAG).

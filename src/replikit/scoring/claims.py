@@ -178,8 +178,10 @@ def cross_fitted(part: Part) -> Part:
 class Source:
     """The sentence a claim tests, verbatim, and where it stands.
 
-    `quote` must appear word for word in `where` (for abstracts: `../shared/papers/`, checked by
-    tests/test_claim_sources.py). `abstract_only`: the paper's full text was not available, so the
+    `quote` must appear word for word in the paper's source text (`Paper.sources`, by default the
+    project's `sources/<paper>.txt`, abstracts copied from `../shared/papers/`), which the claims job
+    checks before it judges (replikit.scoring.quotes); `where` names the paper and the part of it the
+    sentence stands in. `abstract_only`: the paper's full text was not available, so the
     claim rests on the abstract alone. `background`: why the sentence is not the paper's own finding
     (it reports earlier work, or defines the effect the paper studies); such rows are counted apart."""
 

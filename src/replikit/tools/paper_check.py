@@ -1,9 +1,11 @@
 """Check one paper as CI will, before running its tests: `python -m replikit.tools.paper_check NAME`.
 
-It runs, for paper NAME: its config at every scale, its declaration (the interface, its figures' runs,
-its claims' figures), ruff on its files, every quote against its source texts, the rule index
-(docs/rules.md) and the figure audit's stored results. Each failure names its fix; exit status 1 when
-any check fails. It runs no training job and takes seconds.
+It runs, for paper NAME: that its module(s) import and keep the paper interface, its config at every
+scale (loaded once), its declaration (its figures' runs, its claims' figures, a falsifier or a check for
+every paper claim), ruff on its files, every quote against its source texts, the rule index
+(docs/rules.md) and the figure audit's stored results; a check whose prerequisite failed (the module, the
+config) is skipped. Each failure names its fix; exit status 1 when any check fails. It runs no training
+job and takes seconds.
 """
 
 from __future__ import annotations
@@ -36,6 +38,41 @@ def configs(name: str) -> dict[str, dict]:
                                lambda c: config_errors(c, [name])) for scale, path in SCALES.items()}
 
 
+def check_module(name: str) -> list[str]:
+    """The paper's module(s) import and its SPEC keeps the paper interface (registry.get)."""
+    from replikit.papers.interface import DeclarationError
+    from replikit.papers.registry import _declared_in, get
+
+    try:
+        get(name)
+    except (DeclarationError, KeyError) as e:
+        return [str(e).strip("\"'")]
+    except Exception as e:  # a SyntaxError, NameError, ... in the paper's own code
+        module = _declared_in(name)
+        return [f"module {module} failed to import: {type(e).__name__}: {e}; fix: run "
+                f"`python -c \"import {module}\"` to see the traceback"]
+    return []
+
+
+def check_config(name: str) -> list[str]:
+    """The paper's config at every scale, loaded once (ConfigError names the file and the nearest key)."""
+    configs(name)
+    return []
+
+
+def falsifier_errors(name: str, claims: list) -> list[str]:
+    """Every paper claim names a falsifier or says why it holds by construction (tests/test_falsifiers.py;
+    those listed in replikit.scoring.falsifier_gaps still wait for theirs)."""
+    from replikit.scoring.falsifier_gaps import FALSIFIER_GAPS
+
+    return [f"claim {c.id}: a paper claim names a falsifier or is a check (tests/test_falsifiers.py); fix: "
+            "give it falsifier=Falsifier(setting, why, measure) (replikit.scoring.claims), its own statistic "
+            "in a setting where the paper says the effect is absent, or, where it holds by construction, "
+            "check='why no setting could flip it'" for c in claims
+            if c.kind == "paper" and c.falsifier is None and not c.check
+            and f"{name}/{c.id}" not in FALSIFIER_GAPS]
+
+
 def check_declaration(name: str) -> list[str]:
     from replikit.papers.interface import claim_figure_errors
     from replikit.papers.registry import experiment_errors, get
@@ -46,6 +83,7 @@ def check_declaration(name: str) -> list[str]:
         if not errors:
             claims = paper.claims(paper.experiments(cfg[name]), cfg[name])
             errors += [f"{scale}: {e}" for e in claim_figure_errors(paper, claims)]
+            errors += falsifier_errors(name, claims)
     return sorted(set(errors))
 
 
@@ -118,9 +156,12 @@ def fidelity_notes(name: str) -> list[str]:
 
 
 CHECKS: dict[str, Callable[[str], list[str]]] = {
-    "declaration": check_declaration, "ruff": check_ruff, "quotes": check_quotes,
-    "rule index": check_rule_index, "figure audit store": check_audit_store,
+    "module": check_module, "config": check_config, "declaration": check_declaration, "ruff": check_ruff,
+    "quotes": check_quotes, "rule index": check_rule_index, "figure audit store": check_audit_store,
 }
+# the check each one needs: skipped when that one failed or was skipped (one failure, reported once)
+NEEDS = {"config": "module", "declaration": "config", "quotes": "config", "rule index": "module",
+         "figure audit store": "config"}
 
 
 def run(name: str) -> int:
@@ -128,17 +169,23 @@ def run(name: str) -> int:
     from replikit.core.config import ConfigError
     from replikit.papers.interface import DeclarationError
 
-    failed = 0
+    failed, skipped = [], set()
     for what, check in CHECKS.items():
+        if NEEDS.get(what) in {*failed, *skipped}:
+            skipped.add(what)
+            print(f"skip {what} (it needs the {NEEDS[what]} check)")
+            continue
         try:
             problems = check(name)
         except (ConfigError, DeclarationError, KeyError) as e:
             problems = [str(e).strip("\"'")]
-        failed += bool(problems)
+        if problems:
+            failed.append(what)
         print(f"{'FAIL' if problems else 'ok  '} {what}" + "".join(f"\n  {p}" for p in problems))
-    for note in fidelity_notes(name):
-        print(f"note fidelity: {note}")
-    print(f"{name}: {'every check passed' if not failed else f'{failed} check(s) failed'}")
+    if "module" not in failed:
+        for note in fidelity_notes(name):
+            print(f"note fidelity: {note}")
+    print(f"{name}: {'every check passed' if not failed else f'{len(failed)} check(s) failed'}")
     return int(bool(failed))
 
 
