@@ -331,6 +331,8 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
               f"per seed, alpha=1: log10 ratio of the layer-averaged gradient norms of W_Q (and W_K) to W_V "
               f"at L={hi}, and its change from L={lo} to L={hi}" + where,
               "all three CIs < 0", rc2, source=VANISH, uses=("init",),
+              reading="'far below' is tested as a log ratio below 0, only its sign: no margin for 'far' was "
+              "fixed before the runs",
               caveat="Q/V < 1 holds at any depth once tokens are correlated (the value gradient carries the "
               "tokens' mean, which grows with n times their correlation), so the depth change is the part "
               "that speaks to collapse",

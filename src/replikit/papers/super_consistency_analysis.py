@@ -308,7 +308,8 @@ def claims(runs: dict[str, list[Train]], cfg: dict) -> list[Claim]:
               "minus muP (same initial weights and batches per width)" + setting,
               "CI > 0", sc2, source=DIFFERENT, uses=("widths", "base_width", "eta0", "steps"),
               reading="'very different dynamics at different scales' is read as a larger spread of the "
-              "widths' sharpness along training than muP's",
+              "widths' sharpness along training than muP's; only its sign is tested: no margin for 'very' "
+              "was fixed before the runs",
               figures=("sharpness_trajectories", "sharpness_spread"),
               falsifier=Falsifier(
                   "at initialization (step 0) instead of along training",
