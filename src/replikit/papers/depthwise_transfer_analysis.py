@@ -215,7 +215,7 @@ def _loss_panels(df: pd.DataFrame, specs: list[Sweep], out: Path, scale: str, su
         if margins is not None:
             _mark_optima(ax, sel, hue, hue_args["palette"], margins.get(branch))
             ax.legend(fontsize=7, title=hue, loc="upper center", bbox_to_anchor=(0.5, -0.27), ncol=2)
-        ax.set(title=label, ylabel="final training loss (capped at ln 10)", ylim=(None, top + 0.05))
+        ax.set(title=label, ylabel="final training loss\n(capped at ln 10)", ylim=(None, top + 0.05))
         _log2_axis(ax, sel["lr"].unique(), "base learning rate eta0")
     plotting.save(fig, out, title, scale, subset)
     return d
