@@ -13,7 +13,7 @@ from typing import Any
 
 import torch
 
-from replikit.core.device import choose_device, eager_only, set_threads
+from replikit.core.device import choose_device, set_threads
 
 
 class JobLockedError(RuntimeError):
@@ -59,8 +59,7 @@ def job(snakemake: Any, cpu_only: bool = False) -> Iterator[torch.device]:
     torch threads to the rule's `threads`, and yield the device of config key `device` (read from
     the config, not a rule param, so changing it never reruns finished jobs; `cpu_only`: the CPU,
     whatever the key says, for jobs that never use a GPU). A failure is written to the log and
-    re-raised, so the job fails and Snakemake removes its outputs. torch runs without its compiler
-    (`eager_only`: a job never compiles, and importing it cost each job's start 1.3-1.5 s)."""
+    re-raised, so the job fails and Snakemake removes its outputs."""
     log_path = snakemake.log[0] if snakemake.log else None
     with contextlib.ExitStack() as stack:
         stack.enter_context(exclusive(lock_path(snakemake), snakemake.rule, list(snakemake.output)))
@@ -70,7 +69,6 @@ def job(snakemake: Any, cpu_only: bool = False) -> Iterator[torch.device]:
             stack.enter_context(contextlib.redirect_stderr(stream))
         try:
             set_threads(snakemake.threads)
-            eager_only()
             device = torch.device("cpu") if cpu_only \
                 else choose_device(snakemake.config.get("device", "auto"))
             print(f"[replikit] rule {snakemake.rule}: device {device}, {snakemake.threads} thread(s)")
