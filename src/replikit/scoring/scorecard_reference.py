@@ -43,11 +43,20 @@ def _claim(row: dict) -> dict:
 
 def summarize(cards: list[dict]) -> dict:
     """What the guard compares: per paper and claim, the verdict, and per part its verdict and mean;
-    the same for the claim's falsifier."""
+    the same for the claim's falsifier. `claims_by` (not compared): the commit whose code judged the
+    claims, with `dirty` where any claims job ran uncommitted analysis code (the published snapshot
+    names it: replikit.tools.publish)."""
     papers = {card["paper"]: {c["id"]: _claim(c) for c in card["claims"]}
               for card in sorted(cards, key=lambda c: c["paper"])}
     scales = sorted({card["scale"] for card in cards})
-    return {"scale": ",".join(scales), "tolerance": TOLERANCE, "papers": papers}
+    out = {"scale": ",".join(scales), "tolerance": TOLERANCE, "papers": papers}
+    provenance = [card.get("provenance") or {} for card in cards]
+    commits = sorted({p.get("git_commit") for p in provenance if p.get("git_commit")})
+    if commits:
+        out["claims_by"] = {"commit": commits[0] if len(commits) == 1 else "several: " + ", ".join(commits),
+                            "dirty": any(p.get("analysis_uncommitted") for p in provenance)
+                            or any(c.endswith("+dirty") for c in commits)}
+    return out
 
 
 def _rounded(value: float | None) -> float | None:

@@ -97,14 +97,21 @@ def _claims(papers: dict, kinds: dict) -> dict:
 
 
 def publish_reference(out: Path = PUBLISHED, tree: Path | None = None, log: Path | None = None) -> dict:
-    """The smoke snapshot from CI's committed reference: its verdicts and means, the commit that last
-    wrote the reference, and the code hashes of that commit; with `tree` (and `log`), what a smoke run
-    took, from its benchmark files (and its Snakemake log's wall time)."""
+    """The smoke snapshot from CI's committed reference: its verdicts and means, the commit whose code
+    judged its claims (`claims_by`; for a reference written before it was recorded, the commit that
+    last wrote the reference), and the code hashes of that commit; with `tree` (and `log`), what a
+    smoke run took, from its benchmark files (and its Snakemake log's wall time)."""
     ref = json.loads(REFERENCE.read_text())
-    commit = _git("log", "-1", "--format=%H", "--", str(REFERENCE.relative_to(REPOSITORY)))
+    judged = ref.get("claims_by", {})
+    commit = judged.get("commit") or _git("log", "-1", "--format=%H", "--",
+                                          str(REFERENCE.relative_to(REPOSITORY)))
+    if commit.startswith("several"):
+        raise SystemExit(f"{REFERENCE.name}: its claims were judged at {commit}; rerun every claims job at "
+                         "one commit and write the reference again")
     modules = sorted({m for ms in paper_modules().values() for m in ms})
     snap = {"kind": "scorecard", "scale": ref["scale"],
-            "made_by": {"commit": commit, "dirty": False, "code": code_at(commit, modules),
+            "made_by": {"commit": commit, "dirty": bool(judged.get("dirty")),
+                        "code": code_at(commit, modules),
                         # after a smoke run:
                         "how": ("python -m replikit.scoring.scorecard_reference write scales/smoke/results/"
                                 "*/claims.json && python -m replikit.tools.publish reference"),
