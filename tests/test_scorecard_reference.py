@@ -50,3 +50,17 @@ def test_the_reference_holds_each_parts_stability_and_a_reference_without_it_is_
     assert compare(old, summarize([card])) == [
         "p P-2 [acc]: the reference holds no stability for it (written before stability was judged): "
         "write the reference again"]
+
+
+def test_the_reference_names_the_commit_that_judged_its_claims_and_compares_without_it():
+    """`claims_by` is the claims jobs' commit (dirty where analysis code was uncommitted); several
+    commits are named as such; the guard compares verdicts and means only."""
+    def card(commit: str, uncommitted: list[str]) -> dict:
+        return {**_card(), "provenance": {"git_commit": commit, "analysis_uncommitted": uncommitted}}
+
+    one = summarize([card("abc", [])])
+    assert one["claims_by"] == {"commit": "abc", "dirty": False}
+    assert summarize([card("abc", ["src/x.py"])])["claims_by"]["dirty"]
+    assert summarize([card("abc", []), {**card("def", []), "paper": "q"}])["claims_by"]["commit"] == \
+        "several: abc, def"
+    assert "claims_by" not in summarize([_card()]) and compare(one, summarize([_card()])) == []
