@@ -111,10 +111,13 @@ def run_process(cmd: list[str], cwd: Path | str, timeout: float, nice: int = 0,
                 env: dict | None = None) -> subprocess.CompletedProcess:
     """`subprocess.run(cmd, capture_output=True, text=True)` at niceness `nice`, in a process group
     of its own that is killed whole on timeout: a killed Snakemake leaves its running jobs behind,
-    and they would hold the cores for the rest of the test run."""
+    and they would hold the cores for the rest of the test run. It stays in the test run's session:
+    with the kernel's autogroup scheduling (CI's and this machine's kernels), each session shares the
+    cores as a group, whatever its processes' niceness, so a DAG in a session of its own took half the
+    cores from the tests beside it however they were niced."""
     cmd = ["nice", "-n", str(nice), *cmd] if nice else cmd  # coreutils: no preexec_fn under threads
     proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True)
+                            text=True, process_group=0)
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
