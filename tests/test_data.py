@@ -76,11 +76,17 @@ def test_a_declared_dataset_is_prepared_like_the_built_in_ones(tmp_path, monkeyp
     from replikit.data.datasets import size_errors
 
     monkeypatch.setattr(datasets, "_REGISTRY", dict(datasets._REGISTRY))
+    monkeypatch.setattr(datasets, "_DECLARED_BY", dict(datasets._DECLARED_BY))
     digits = datasets.register(datasets.Dataset("digits", "Digits", (60000, 10000),
                                                 local_files=datasets.MNIST.local_files, torchvision="MNIST"))
     assert datasets.register(digits) is digits and "digits" in datasets.names()
-    with pytest.raises(ValueError, match="'digits' is declared twice, differently"):
-        datasets.register(datasets.Dataset("digits", "Other", (1, 1)))
+    with pytest.raises(ValueError, match=r"'digits' is declared twice, differently \(by an unnamed "
+                       r"declaration, then by paper 'p'; they differ in title, sizes, local_files, "
+                       r"torchvision\); give the new one another name \(a test .* `scoped\(\)`\)"):
+        datasets.register(datasets.Dataset("digits", "Other", (1, 1)), by="paper 'p'")
+    with datasets.scoped():
+        datasets.register(datasets.Dataset("scratch", "Scratch", (1, 1)))
+    assert "scratch" not in datasets.names() and "digits" in datasets.names()
     assert size_errors("x.n_train", 70000, "digits", "train") == [
         "config key 'x.n_train' is 70000 but Digits has only 60000 training images; use at most 60000 "
         "(or null for all)"]
@@ -99,6 +105,48 @@ def test_a_declared_dataset_is_prepared_like_the_built_in_ones(tmp_path, monkeyp
         data.prepare("nope", [str(SHARED)], tmp_path / "dl3", ["local"])
     with pytest.raises(ValueError, match="use lowercase letters and digits"):
         datasets.Dataset("Bad_Name", "x", (1, 1))
+
+
+def test_a_local_npz_dataset_prepares_with_the_default_sources_and_names_itself(tmp_path, monkeypatch):
+    """A dataset that is only a local .npz file (no torchvision class, no hub id) prepares with the
+    default sources (the network ones are skipped, not a TypeError), its manifest names it, its
+    banner and deviation say its name and counts, and a missing file names the file and the fix."""
+    from replikit.core.io import file_digest
+    from replikit.data import datasets
+
+    rng = np.random.default_rng(0)
+    npz = tmp_path / "store" / "blobs.npz"
+    npz.parent.mkdir()
+    np.savez(npz, x_train=rng.integers(0, 255, (12, 1, 8, 8), dtype=np.uint8), y_train=np.arange(12) % 3,
+             x_test=rng.integers(0, 255, (6, 1, 8, 8), dtype=np.uint8), y_test=np.arange(6) % 3,
+             classes=np.array(["a", "b", "c"]))
+    monkeypatch.setattr(datasets, "_REGISTRY", dict(datasets._REGISTRY))
+    monkeypatch.setattr(datasets, "_DECLARED_BY", dict(datasets._DECLARED_BY))
+    md5 = file_digest(npz, "md5")
+    datasets.register(datasets.Dataset("blobs", "Blobs", (12, 6), subset=("blobs.npz", md5)))
+    monkeypatch.setattr(data, "_reachable", lambda *a, **k: False)  # offline either way
+
+    prepared = data.prepare("blobs", [str(tmp_path / "store")], tmp_path / "dl")  # every default source
+    manifest = data.save(prepared, tmp_path / "t.pt", tmp_path / "m.json")
+    assert manifest["dataset"] == "blobs" and manifest["dataset_title"] == "Blobs" and manifest["subset"]
+    assert datasets.data_label(manifest) == "Blobs subset (12 training / 6 test images)"
+    assert datasets.subset_title({**manifest, "dataset_title": ""}) == "Blobs subset"  # older manifests
+    assert datasets.data_label({**manifest, "subset": False}) == ""
+    from replikit.scoring.fidelity import deviations
+    assert deviations({}, {}, subset=datasets.data_label(manifest)) == [
+        {"key": "data", "ours": "Blobs subset (12 training / 6 test images)", "paper": "full dataset"}]
+
+    with pytest.raises(data.DataError, match=rf"Download blobs\.npz \(md5 {md5}\) and put it in one of"):
+        data.prepare("blobs", [str(tmp_path / "empty")], tmp_path / "dl2")
+
+
+def test_the_cifar10_subset_banner_names_cifar10_and_its_counts():
+    """The built-in subset's label, from a manifest written before manifests named their dataset."""
+    from replikit.data.datasets import data_label
+
+    old = {"subset": True, "source": "subset:cifar10-subset.npz (md5 8299bffa37f3)",
+           "counts": {"train": 7728, "test": 1000}}
+    assert data_label(old) == "CIFAR-10 subset (7,728 training / 1,000 test images)"
 
 
 def test_offline_network_sources_give_up_at_once_and_the_hub_is_not_retried(tmp_path, monkeypatch):

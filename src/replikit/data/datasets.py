@@ -11,7 +11,8 @@ with `Paper(..., datasets=(Dataset(...),))`, which registers it when the paper i
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 
@@ -41,6 +42,10 @@ class Dataset:
     def how_to_get(self) -> str:
         """What to download by hand, for the error message when no source has it."""
         files = list(self.local_files)
+        if not files and self.subset:  # a dataset that is only a local .npz file
+            return f"{self.subset[0]} (md5 {self.subset[1]})" + (f" from {self.url}" if self.url else "")
+        if not files:
+            return f"the {self.title} files" + (f" from {self.url}" if self.url else "")
         if len(files) == 1:
             return files[0] + (f" (from {self.url})" if self.url else "")
         folder = files[0].rsplit("/", 1)[0] + "/" if files and "/" in files[0] else ""
@@ -64,16 +69,33 @@ MNIST = Dataset(
     torchvision="MNIST", huggingface=("ylecun/mnist", "image", "label"))
 
 _REGISTRY: dict[str, Dataset] = {d.name: d for d in (CIFAR10, MNIST)}
+_DECLARED_BY: dict[str, str] = {d.name: "replikit.data.datasets (built in)" for d in (CIFAR10, MNIST)}
 
 
-def register(dataset: Dataset) -> Dataset:
-    """Add `dataset`; registering the same declaration again is a no-op, another one under a taken
-    name an error."""
+def register(dataset: Dataset, by: str = "") -> Dataset:
+    """Add `dataset` (declared by `by`, e.g. "paper 'x'"); registering the same declaration again is a
+    no-op, another one under a taken name an error that names both declarers and what differs."""
     known = _REGISTRY.setdefault(dataset.name, dataset)
     if known != dataset:
-        raise ValueError(f"dataset {dataset.name!r} is declared twice, differently; give the new one "
-                         "another name")
+        differ = [f for f in known.__dataclass_fields__ if getattr(known, f) != getattr(dataset, f)]
+        first = _DECLARED_BY.get(dataset.name, "an earlier declaration")
+        raise ValueError(f"dataset {dataset.name!r} is declared twice, differently (by {first}, then by "
+                         f"{by or 'another declaration'}; they differ in {', '.join(differ)}); give the new "
+                         "one another name (a test that declares its own dataset can use `scoped()`)")
+    _DECLARED_BY.setdefault(dataset.name, by or "an unnamed declaration")
     return dataset
+
+
+@contextmanager
+def scoped() -> Iterator[None]:
+    """Datasets registered inside the block are forgotten after it (for tests that declare their own
+    dataset in a process where the papers' datasets are registered too)."""
+    saved, saved_by = dict(_REGISTRY), dict(_DECLARED_BY)
+    try:
+        yield
+    finally:
+        _REGISTRY.clear(), _DECLARED_BY.clear()
+        _REGISTRY.update(saved), _DECLARED_BY.update(saved_by)
 
 
 def get(name: str) -> Dataset:
@@ -90,6 +112,38 @@ def names() -> list[str]:
 def sizes(name: str) -> tuple[int, int]:
     """Full train and test counts of dataset `name`."""
     return get(name).sizes
+
+
+def find_by_subset_file(source: str) -> Dataset | None:
+    """The registered dataset whose subset file a manifest's `source` names (manifests written before
+    they recorded their dataset)."""
+    named = f"{source} "
+    return next((d for d in _REGISTRY.values() if d.subset and f"subset:{d.subset[0]} " in named), None)
+
+
+def subset_title(record: dict | None) -> str:
+    """"<dataset> subset" for a manifest or a scorecard of data from a subset file, else "": from its
+    recorded title, or for older records from the subset file its source names."""
+    if not record or not record.get("subset"):
+        return ""
+    if record.get("dataset_title"):  # a manifest
+        return f"{record['dataset_title']} subset"
+    if record.get("data_label"):
+        return str(record["data_label"]).split(" (")[0]
+    found = find_by_subset_file(str(record.get("source") or record.get("data_source") or ""))
+    return f"{found.title} subset" if found else "subset file"
+
+
+def data_label(manifest: dict | None) -> str:
+    """What a subset's banner and deviation say, from its manifest: the dataset and the counts the
+    file holds, e.g. "CIFAR-10 subset (7,728 training / 1,000 test images)"; "" for full data."""
+    title = subset_title(manifest)
+    if not title:
+        return ""
+    counts = manifest.get("counts", {})
+    sizes = " / ".join(f"{counts[k]:,} {what}" for k, what in (("train", "training"), ("test", "test"))
+                       if k in counts)
+    return title + (f" ({sizes} images)" if sizes else "")
 
 
 def size_errors(key: str, n: int | None, dataset: str, split: str, limit: int | None = None) -> list[str]:

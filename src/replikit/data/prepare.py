@@ -56,6 +56,8 @@ class Prepared:
     source: str
     source_files: dict[str, str]  # path -> md5
     subset: bool = False
+    dataset: str = ""  # the registry's name and title, for the manifest (banners name the data)
+    dataset_title: str = ""
 
 
 def verify_md5(path: Path, expected: str) -> str:
@@ -86,8 +88,8 @@ def require_count(key: str, n: int | None, available: int, what: str = "training
     """Raise DataError when config key `key` asks for more items than the prepared data has."""
     if n is not None and n > available:
         raise DataError(f"config key '{key}' asks for {n} {what} but the prepared data has only "
-                        f"{available} (resources/data/*/manifest.json says which source, e.g. the "
-                        f"CIFAR-10 subset); lower {key} to at most {available}, or set it to null for all")
+                        f"{available} (resources/data/*/manifest.json says which source, e.g. a "
+                        f"subset file); lower {key} to at most {available}, or set it to null for all")
 
 
 def _remove_extracted(ds: Dataset, download_dir: Path) -> None:
@@ -205,6 +207,8 @@ def _torchvision_hosts(ds: Dataset) -> list[str]:
 def _download(ds: Dataset, download_dir: Path) -> Prepared:
     """torchvision's download; archives already in `download_dir` that pass their md5 are reused
     (and the manifest says so: source `cache:<download_dir>`, not a download)."""
+    if ds.torchvision is None:
+        raise SourceUnavailable(f"{ds.title} declares no torchvision class")
     cached = _verified_archives(ds, download_dir)
     hosts = _torchvision_hosts(ds)
     if cached is None and hosts and not any(_reachable(h) for h in hosts):
@@ -299,6 +303,7 @@ def prepare(name: str, search_paths: list[str], download_dir: str | Path,
             log(f"[data] {name}: {source} unavailable ({e})")
             continue
         log(f"[data] {name}: using {result.source}")
+        result.dataset, result.dataset_title = ds.name, ds.title
         return result
     raise DataError(
         f"dataset {name!r} is not available. Tried:\n  " + "\n  ".join(tried)
@@ -312,6 +317,8 @@ def save(prepared: Prepared, tensors_path: str | Path, manifest_path: str | Path
     torch_save(tensors_path, {k: getattr(prepared, k)
                               for k in ("x_train", "y_train", "x_test", "y_test", "classes")})
     manifest = {
+        "dataset": prepared.dataset,
+        "dataset_title": prepared.dataset_title,
         "source": prepared.source,
         "source_files": prepared.source_files,
         "subset": prepared.subset,

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from replikit.data.datasets import data_label, subset_title
 from replikit.papers.interface import DeclarationError, Job, Paper, Stage, Wildcards, claim_figure_errors
 from replikit.papers.registry import get, paper_of_job, stage_of_job
 
@@ -84,15 +85,16 @@ def draw_figure(sm: Any) -> None:
 
     paper = get(sm.params.paper)
     fig, cfg, runs = paper.figure(sm.wildcards.figure), sm.params.cfg, list(sm.input.runs)
-    subset = bool(read_json(sm.input.manifest)["subset"]) if "manifest" in sm.input.keys() else False
+    manifest = read_json(sm.input.manifest) if "manifest" in sm.input.keys() else None
     seeds = {m.group(1) for r in runs if (m := re.search(r"seed(\d+)", r))}
-    plotting.set_drawn(seeds=len(seeds) or None, images=images_used(cfg))
+    plotting.set_drawn(seeds=len(seeds) or None, images=images_used(cfg), data=data_label(manifest))
     table = fig.draw(paper.load_results({fig.reads: runs}), paper.experiments(cfg)[fig.name],
-                     Path(sm.output.figure), sm.params.scale, subset, cfg)
+                     Path(sm.output.figure), sm.params.scale, bool(subset_title(manifest)), cfg)
     table.to_csv(sm.output.table, index=False)
     records = [read_json(p) for p in runs]
     write_figure_record(sm.output.provenance, sm.rule, _source(fig.func), cfg,
-                        [r["device"] for r in records], fig.caption, sm.params.scale, subset, runs,
+                        [r["device"] for r in records], fig.caption, sm.params.scale, subset_title(manifest),
+                        runs,
                         paper.name, runs_computed_by(records), code_hash(fig.func.__module__),
                         fig.func.__module__)
 
@@ -114,8 +116,7 @@ def score_claims(sm: Any) -> None:
         raise DeclarationError(f"paper {paper.name!r}: " + "; ".join(errors))
     check_quotes(claims, paper.source_files(), paper.name)  # a misquote publishes nothing
     rows = judge(claims, paper.load_results(files), cfg,
-                 sm.params.stats, sm.params.settings, seeds, bool(manifest and manifest.get("subset", False)),
-                 sm.params.scale)
+                 sm.params.stats, sm.params.settings, seeds, data_label(manifest), sm.params.scale)
     records = [read_json(p) for p in files["metrics"]]
     prov = record(sm.rule, _source(paper.claims), cfg, [r["device"] for r in records])
     prov.update(runs=runs_computed_by(records), analysis_code=code_hash(paper.claims.__module__),

@@ -100,7 +100,7 @@ def get(name: str) -> Paper:
 
         for ds in spec.datasets:
             try:
-                datasets.register(ds)
+                datasets.register(ds, by=f"paper {name!r}")
             except ValueError as e:
                 raise DeclarationError(f"paper {name!r}: datasets: {e}") from None
         _REGISTRY[name] = spec

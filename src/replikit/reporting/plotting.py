@@ -144,35 +144,36 @@ def headroom(ax, share: float = 0.14) -> None:
         ax.set_ylim(low, high + (high - low) * share / (1 - share))
 
 
-# What the figure job knows of the runs a figure draws (set_drawn): their seeds, and the images the
-# runs used of a subset file; `finish` writes them under the title.
+# What the figure job knows of the runs a figure draws (set_drawn): their seeds, the subset file
+# they read and the images they used of it; `finish` writes them under the title.
 _DRAWN: dict = {}
 
 
-def set_drawn(seeds: int | None = None, images: str | None = None) -> None:
+def set_drawn(seeds: int | None = None, images: str | None = None, data: str | None = None) -> None:
     """Facts about the runs the next figure draws, for its banner: the number of seeds and, for a
-    subset file, the images the runs used (e.g. "256 training / 500 test images")."""
+    subset file, what the file is (`replikit.data.datasets.data_label`, e.g. "CIFAR-10 subset (7,728
+    training / 1,000 test images)") and the images the runs used (e.g. "256 training / 500 test images")."""
     _DRAWN.clear()
-    _DRAWN.update({k: v for k, v in {"seeds": seeds, "images": images}.items() if v is not None})
+    _DRAWN.update({k: v for k, v in {"seeds": seeds, "images": images, "data": data}.items() if v})
 
 
-def finish(fig, title: str, scale: str, subset: bool) -> None:
+def finish(fig, title: str, scale: str, subset: bool | str) -> None:
     """What every figure gets before it is written: panels where series coincide say so
-    (`say_coinciding`), then the title with the scale, the seeds drawn and, on a CIFAR-10 subset,
-    the images the runs used (as `set_drawn` says)."""
+    (`say_coinciding`), then the title with the scale, the seeds drawn and, on a subset file, which
+    file and the images the runs used (as `set_drawn` says; `subset` may itself be the file's label)."""
     say_coinciding(fig)
     note = f"scale: {scale}"
     if "seeds" in _DRAWN:
         note += f" | {_DRAWN['seeds']} seed{'s' if _DRAWN['seeds'] != 1 else ''}"
     if subset:
         used = f"; these runs: {_DRAWN['images']}" if "images" in _DRAWN else ""
-        note += (f"\nDATA: a CIFAR-10 SUBSET file (7,728 train / 1,000 test images){used}; "
-                 "not the full dataset")
+        label = subset if isinstance(subset, str) else _DRAWN.get("data", "a subset")
+        note += f"\nDATA: {label.replace('subset', 'SUBSET file', 1)}{used}; not the full dataset"
     fig.tight_layout()
     fig.suptitle(f"{title}\n{note}", fontsize=10, y=1.0, va="bottom")
 
 
-def save(fig, path: str | Path, title: str, scale: str, subset: bool) -> None:
+def save(fig, path: str | Path, title: str, scale: str, subset: bool | str) -> None:
     """`finish` the figure and save it atomically."""
     finish(fig, title, scale, subset)
     path = Path(path)
@@ -388,4 +389,5 @@ def forest_plot(card: dict, path: str | Path) -> None:
         foot += "\nnot measured at this scale: " + ", ".join(missing)
     fig.tight_layout(h_pad=0.6)
     fig.text(0.01, 0, foot, fontsize=7, va="top")
-    save(fig, path, f"{card['paper']}: claim parts", card["scale"], card.get("subset", False))
+    save(fig, path, f"{card['paper']}: claim parts", card["scale"],
+         card.get("data_label") or card.get("subset", False))

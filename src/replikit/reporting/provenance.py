@@ -228,15 +228,17 @@ def uncommitted(prov: dict) -> list[str]:
 
 
 def write_figure_record(path: str, rule: str, script: str, config: dict, devices: list[str],
-                        caption: str, scale: str, subset: bool, inputs: list[str], paper: str,
+                        caption: str, scale: str, subset: str, inputs: list[str], paper: str,
                         runs: list[dict] | None = None, figure_code: str | None = None,
                         figure_module: str | None = None) -> dict:
-    """Write `<figure>.provenance.json`: what the report shows beside each figure. `git_commit` is
+    """Write `<figure>.provenance.json`: what the report shows beside each figure. `subset` names the
+    data when it is a subset file ("CIFAR-10 subset"; "" for full data). `git_commit` is
     the commit that drew it; `runs` (runs_computed_by) the commits and code that computed its runs."""
     from replikit.core.io import write_json
 
     rec = {**record(rule, script, config, devices), "paper": paper, "caption": caption, "scale": scale,
-           "subset": subset, "inputs": [str(p) for p in inputs], "runs": runs or [],
+           "subset": bool(subset), "subset_title": subset, "inputs": [str(p) for p in inputs],
+           "runs": runs or [],
            "figure_code": figure_code, "figure_uncommitted": uncommitted_code(figure_module) if figure_module
            else []}
     write_json(path, rec)

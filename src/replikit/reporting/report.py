@@ -21,6 +21,7 @@ import markupsafe
 
 from replikit.core.io import read_json, write_text
 from replikit.core.text import human
+from replikit.data.datasets import subset_title
 from replikit.reporting.provenance import git_commit, stale, uncommitted
 from replikit.scoring.claims import FIDELITIES, falsifier_text
 from replikit.scoring.fidelity import describe
@@ -143,11 +144,14 @@ def subset_banners(papers: list[dict]) -> list[dict]:
     """One banner per dataset that ran on a subset (a scorecard's `data_source`), naming the papers
     that read it: the report says it once, not once per paper."""
     by_source: dict[str, list[str]] = {}
+    titles: dict[str, str] = {}
     for p in papers:
         if p.get("subset"):
             names = by_source.setdefault(str(p.get("data_source", "")), [])
             names += [p["paper"]] if p["paper"] not in names else []
-    return [{"source": source, "papers": names} for source, names in by_source.items()]
+            titles[str(p.get("data_source", ""))] = subset_title(p)
+    return [{"source": source, "title": titles[source], "papers": names}
+            for source, names in by_source.items()]
 
 
 def paper_lines(papers: list[dict]) -> list[dict]:
@@ -288,6 +292,8 @@ def load_inputs(claims_paths: list[str], figure_paths: list[str], benchmark_path
     hash per module (papers.registry.code_hashes), against which each scorecard and figure is
     flagged when older code computed its runs."""
     papers = [with_deviation_text(read_json(p)) for p in claims_paths]
+    for card in papers:
+        card["subset_title"] = subset_title(card)  # "CIFAR-10 subset", "" for full data
     for card in papers:
         card["stale"] = stale(card.get("provenance") or {}, code or {})
         card["uncommitted"] = uncommitted(card.get("provenance") or {})

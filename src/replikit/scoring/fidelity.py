@@ -64,17 +64,17 @@ def _ignored(path: str, figure_only: tuple[str, ...] | list[str] = ()) -> bool:
 
 
 def deviations(ours: dict, paper: dict, seeds: list[int] | None = None,
-               paper_seeds: list[int] | None = None, subset: bool = False,
+               paper_seeds: list[int] | None = None, subset: str = "",
                figure_only: tuple[str, ...] | list[str] = ()) -> list[dict]:
-    """Every setting of `ours` that differs from `paper`: [{"key", "ours", "paper"}]."""
+    """Every setting of `ours` that differs from `paper`: [{"key", "ours", "paper"}]; `subset` is what
+    the data is when it is a subset file (`replikit.data.datasets.data_label`), else ""."""
     a, b = flatten(ours), flatten(paper)
     out = [{"key": k, "ours": a.get(k), "paper": b.get(k)}
            for k in sorted(set(a) | set(b)) if not _ignored(k, figure_only) and a.get(k) != b.get(k)]
     if seeds is not None and paper_seeds is not None and len(seeds) != len(paper_seeds):
         out.append({"key": "seeds", "ours": len(seeds), "paper": len(paper_seeds)})
     if subset:
-        out.append({"key": "data", "ours": "CIFAR-10 subset (7,728 training images)",
-                    "paper": "full dataset"})
+        out.append({"key": "data", "ours": subset, "paper": "full dataset"})
     return out
 
 
