@@ -33,7 +33,7 @@ def test_run_names_round_trip_and_reject_nonsense():
 
 
 def test_experiments_share_identical_runs():
-    cfg = {"augmentation": "full",
+    cfg = {"augmentation": "full", "dataset": "cifar10",
            "probe_vs_epoch": {"label_noise": [0.0, 1.0], "augmentations": ["none", "full"]},
            "diversity": {"n_augs": [1, 4, "unlimited"]}, "capacity": {"n_augs": [1, 4, 16]}}
     runs = bm.experiment_runs(cfg)
@@ -42,6 +42,17 @@ def test_experiments_share_identical_runs():
     assert runs["capacity"][2].label_per_view
     names = [r.name for r in bm.all_runs(cfg)]
     assert len(names) == len(set(names)) == 4 + 2 + 2
+    # another dataset (config key `dataset`) is in every run's name, so two datasets never share a
+    # result; CIFAR-10's runs keep the names they always had
+    assert MAIN in names and CLEAN_NO_AUG in names
+    other = [r.name for r in bm.all_runs({**cfg, "dataset": "mnist"})]
+    assert other == [n + "_dataset-mnist" for n in names]
+    assert all(RunSpec.parse(n).dataset == "mnist" for n in other)
+    with pytest.raises(ValueError, match="named without it"):
+        RunSpec(1.0, "full", dataset="cifar10")
+    assert bm.config_errors({"dataset": "nope"}) == [
+        "config key 'benign_memorization.dataset' is 'nope', not a registered dataset; use one of cifar10, "
+        "mnist (docs/data.md: how to add one)"]
 
 
 def test_random_labels_noise_levels():

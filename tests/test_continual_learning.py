@@ -6,6 +6,7 @@ import pandas as pd
 import pytest
 import torch
 
+from replikit.core.seeding import derive_seed
 from replikit.core.training import DivergenceError
 from replikit.data.tasks import streams
 from replikit.models.scaled import ScaledMLP, ScaledResCNN, Scaling, build_scaled
@@ -132,25 +133,45 @@ def test_permuted_mnist_similarity(tiny_images):
     data = {k: v for k, v in tiny_images.items()}
     data["x_train"] = data["x_train"][:, :1]
     data["x_test"] = data["x_test"][:, :1]
-    s = streams.permuted_mnist(data, 3, 0.25, None, None, seed=0, device=torch.device("cpu"),
-                               shared_head=False)
+    s = streams.permuted_stream(data, 3, 0.25, None, None, seed=0, device=torch.device("cpu"),
+                                shared_head=False)
     assert s.n_tasks == 3 and s.input_shape == (256,) and s.name == "pmnist25" and not s.shared_head
     same = (s.x_train[0] == s.x_train[1]).all(0).float().mean().item()
     assert same >= 0.75 - 1e-6  # only the inner quarter of the pixels moves
     assert torch.equal(s.y_train[0], s.y_train[2])
-    shared = streams.permuted_mnist(data, 2, 1.0, 10, 5, seed=0, device=torch.device("cpu"), shared_head=True)
+    shared = streams.permuted_stream(data, 2, 1.0, 10, 5, seed=0, device=torch.device("cpu"),
+                                     shared_head=True)
     assert shared.n_heads == 1 and shared.head(1) == 0 and len(shared.y_test[0]) == 5
+    # MNIST's record normalises as the runs always did, bitwise
+    mnist = streams.permuted_stream(data, 1, 1.0, None, None, 0, torch.device("cpu"), mean=(0.1307,),
+                                    std=(0.3081,))
+    assert torch.equal(mnist.x_train[0], ((data["x_train"].float() / 255 - 0.1307) / 0.3081).flatten(1))
+
+
+def test_a_permuted_stream_of_colour_images_moves_each_pixel_in_every_channel_alike(tiny_images):
+    """On another dataset (3 channels here) every channel takes the same pixel permutation, and without
+    a mean and std in the record the training images' own normalise them."""
+    s = streams.permuted_stream(tiny_images, 2, 1.0, None, None, seed=0, device=torch.device("cpu"),
+                                name="p100tiny")
+    assert s.name == "p100tiny" and s.input_shape == (3 * 16 * 16,) and s.n_out == len(tiny_images["classes"])
+    x0, x1 = (x.view(-1, 3, 256) for x in (s.x_train[0], s.x_train[1]))
+    perm = streams.partial_permutation(16, 16, 1.0, torch.Generator().manual_seed(
+        derive_seed(0, "permutations", 1.0)))
+    assert not torch.equal(perm, torch.arange(256))
+    assert all(torch.equal(x1[:, c], x0[:, c][:, perm]) for c in range(3))
+    assert x0.mean((0, 2)).abs().max() < 1e-4  # normalised by the training images' own statistics
 
 
 def test_split_cifar_and_joint_data(tiny_images):
-    s = streams.split_cifar10(tiny_images, 2, None, None, seed=0, device=torch.device("cpu"))
+    s = streams.split_stream(tiny_images, 2, None, None, seed=0, device=torch.device("cpu"),
+                             mean=(0.4914, 0.4822, 0.4465), std=(0.2470, 0.2435, 0.2616))
     assert s.n_out == 2 and s.n_heads == 2 and s.input_shape == (3, 16, 16)
     assert all(set(y.tolist()) == {0, 1} for y in s.y_train)
     x, y, t = streams.joint_data(s)
     assert x.shape[0] == y.shape[0] == t.shape[0] == sum(len(v) for v in s.y_train)
     assert set(t.tolist()) == {0, 1}
-    with pytest.raises(ValueError, match="Split CIFAR-10"):
-        streams.split_cifar10(tiny_images, 6, None, None, 0, torch.device("cpu"))
+    with pytest.raises(ValueError, match="a split stream of 4 classes has 1 to 2 two-class tasks, not 6"):
+        streams.split_stream(tiny_images, 6, None, None, 0, torch.device("cpu"))
 
 
 # ---------------------------------------------------------------- metrics, runs, resume
@@ -187,6 +208,42 @@ def test_run_names_round_trip_and_reject_nonsense():
                 "seq_stream-pmnist100_mode-sp_width-64_gamma0-1.0", "seq_pmnist100_mup_N64_gsweep"]:
         with pytest.raises(ValueError):
             RunSpec.parse(bad)
+
+
+def test_another_dataset_is_in_the_run_names_and_the_defaults_keep_theirs():
+    """Config key `dataset` puts the dataset in the stream token; MNIST and CIFAR-10 keep the names
+    their runs always had."""
+    assert cl.stream_name("pmnist", 1.0) == "pmnist100"
+    assert cl.stream_name("split_cifar10") == "splitcifar10"
+    assert cl.stream_name("pmnist", 1.0, "mnist") == "pmnist100"
+    assert cl.stream_name("pmnist", 0.3, "blobs") == "p30blobs"
+    assert cl.stream_name("split_cifar10", 1.0, "blobs") == "splitblobs"
+    cases = [("p30blobs", "blobs", 0.3, False), ("splitblobs", "blobs", None, True),
+             ("pmnist10", "mnist", 0.1, False), ("splitcifar10", "cifar10", None, True)]
+    for stream, dataset, fraction, split in cases:
+        spec = RunSpec("seq", stream, "mup", 64)
+        assert (spec.dataset, spec.permuted_fraction, spec.split) == (dataset, fraction, split)
+        assert RunSpec.parse(spec.name) == spec
+    with pytest.raises(ValueError, match="named pmnist100"):
+        RunSpec("seq", "p100mnist", "ntp")  # one name per run
+    runs = cl.all_runs(small_config(dataset="blobs"))
+    assert {r.dataset for r in runs} == {"blobs"} and all("blobs" in r.name for r in runs)
+    default = {r.name for r in cl.all_runs(small_config())}
+    assert {r.name for r in cl.all_runs(small_config(dataset=None))} == default
+    assert cl.config_errors(small_config(dataset="nope", n_train=None, n_test=None)) == [
+        "config key 'continual_learning.dataset' is 'nope', not a registered dataset; use one of cifar10, "
+        "mnist (docs/data.md: how to add one)"]
+
+
+def test_margins_from_another_datasets_pilot_make_cl2_and_cl5_inconclusive():
+    """CL-2's and CL-5's margins came from an MNIST pilot: on other data their parts carry no evidence
+    until a pilot there is committed (pilot_dataset), and say so."""
+    assert an.foreign_margin(small_config()) == ""
+    assert an.foreign_margin(small_config(dataset="mnist", pilot_dataset="mnist")) == ""
+    text = an.foreign_margin(small_config(stream="split_cifar10"))
+    assert text.startswith("margin from another dataset's pilot (MNIST, not CIFAR-10)")
+    assert "pilot_dataset: cifar10" in text
+    assert an.foreign_margin(small_config(stream="split_cifar10", pilot_dataset="cifar10")) == ""
 
 
 def small_config(**over) -> dict:

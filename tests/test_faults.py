@@ -184,8 +184,8 @@ def test_truncated_checkpoint_is_named_moved_aside_and_training_restarts(tiny_im
     ({"cold_posterior": {"epochs": 30, "ramp_start": 20, "sample_start": 18}},
      "config key 'cold_posterior.ramp_start' (20) is after 'cold_posterior.sample_start' (18)"),
     ({"continual_learning": {"stream": "split_cifar10", "n_tasks": 8}},
-     "config key 'continual_learning.n_tasks' is 8 but Split CIFAR-10 has 5 two-class tasks; "
-     "use n_tasks <= 5"),
+     "config key 'continual_learning.n_tasks' is 8 but the split stream of CIFAR-10 has 5 two-class "
+     "tasks; use n_tasks <= 5"),
     ({"benign_memorization": {"n_train": 60000}},
      "config key 'benign_memorization.n_train' is 60000 but CIFAR-10 has only 50000 training images; "
      "use at most 50000 (or null for all)"),

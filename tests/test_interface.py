@@ -336,3 +336,26 @@ def test_a_claim_without_figures_or_with_an_unknown_figure_is_named():
     assert len(errors) == 2
     assert errors[0].startswith(f"claim {claims[0].id} names no figure; fix:")
     assert f"claim {claims[1].id} names figure 'nope'" in errors[1] and "similarity_vs_depth" in errors[1]
+
+
+def test_a_field_omitted_at_its_default_renames_no_run_and_parses_either_way():
+    """A field declared with OMITTED_AT_DEFAULT is out of the name at its default (existing runs keep
+    their names) and in it otherwise; a value that ends in the field's key never swallows it."""
+    import dataclasses
+    from typing import ClassVar
+
+    from replikit.papers.interface import OMITTED_AT_DEFAULT, Run
+
+    @dataclasses.dataclass(frozen=True)
+    class Sweep(Run):
+        kind: ClassVar[str] = "sweep"
+        depth: int
+        tag: str
+        dataset: str | None = dataclasses.field(default=None, metadata=OMITTED_AT_DEFAULT)
+
+    assert Sweep(4, "a_b").name == "sweep_depth-4_tag-a_b"
+    assert Sweep(4, "a_b", "blobs").name == "sweep_depth-4_tag-a_b_dataset-blobs"
+    for run in (Sweep(4, "a_b"), Sweep(4, "a_b", "blobs")):
+        assert Sweep.parse(run.name) == run and re.fullmatch(Sweep.pattern(), run.name)
+    with pytest.raises(ValueError, match="canonical"):
+        Sweep.parse("sweep_depth-4_tag-a_dataset-none")  # the default is written by leaving it out

@@ -31,6 +31,12 @@ class Dataset:
     extracted: str | None = None  # a folder torchvision extracted (it checks its files) also accepted
     subset: tuple[str, str] | None = None  # (file, md5) of a verified .npz subset, the last resort
     url: str = ""  # where to download the local files by hand
+    shape: tuple[int, int, int] | None = None  # (channels, height, width) of an image: model inputs, costs
+    n_classes: int | None = None  # label count: model outputs, chance levels
+    # per-channel mean and std of the images scaled to [0, 1], used to normalise them (None: the
+    # training images' own, computed where the data is loaded)
+    mean: tuple[float, ...] | None = None
+    std: tuple[float, ...] | None = None
 
     def __post_init__(self) -> None:
         if not re.fullmatch(r"[a-z][a-z0-9]*", self.name):
@@ -58,7 +64,8 @@ CIFAR10 = Dataset(
     local_files={"cifar-10-python.tar.gz": "c58f30108f718f92721af3b95e74349a"},
     torchvision="CIFAR10", huggingface=("uoft-cs/cifar10", "img", "label"), extracted="cifar-10-batches-py",
     subset=("cifar10-subset.npz", "8299bffa37f32fd043c45fc373dafb8e"),
-    url="https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz")
+    url="https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz", shape=(3, 32, 32), n_classes=10,
+    mean=(0.4914, 0.4822, 0.4465), std=(0.2470, 0.2435, 0.2616))
 MNIST = Dataset(
     "mnist", "MNIST", (60000, 10000),
     local_files={f"MNIST/raw/{name}": md5 for name, md5 in (
@@ -66,7 +73,8 @@ MNIST = Dataset(
         ("train-labels-idx1-ubyte.gz", "d53e105ee54ea40749a09fcbcd1e9432"),
         ("t10k-images-idx3-ubyte.gz", "9fb629c4189551a2d022fa330f9573f3"),
         ("t10k-labels-idx1-ubyte.gz", "ec29112dd5afa0611ce80d1b7f02629c"))},
-    torchvision="MNIST", huggingface=("ylecun/mnist", "image", "label"))
+    torchvision="MNIST", huggingface=("ylecun/mnist", "image", "label"), shape=(1, 28, 28), n_classes=10,
+    mean=(0.1307,), std=(0.3081,))
 
 _REGISTRY: dict[str, Dataset] = {d.name: d for d in (CIFAR10, MNIST)}
 _DECLARED_BY: dict[str, str] = {d.name: "replikit.data.datasets (built in)" for d in (CIFAR10, MNIST)}
@@ -107,6 +115,23 @@ def get(name: str) -> Dataset:
 
 def names() -> list[str]:
     return sorted(_REGISTRY)
+
+
+def image_shape(name: str) -> tuple[int, int, int]:
+    """(channels, height, width) of dataset `name`'s images, from its record."""
+    ds = get(name)
+    if ds.shape is None:
+        raise ValueError(f"dataset {name!r} declares no image shape; add shape=(channels, height, width) "
+                         "to its Dataset(...)")
+    return ds.shape
+
+
+def class_count(name: str) -> int:
+    """The number of classes of dataset `name`, from its record."""
+    ds = get(name)
+    if ds.n_classes is None:
+        raise ValueError(f"dataset {name!r} declares no class count; add n_classes=... to its Dataset(...)")
+    return ds.n_classes
 
 
 def sizes(name: str) -> tuple[int, int]:

@@ -88,8 +88,6 @@ class _Iteration(nn.Module):
 
 Builder = Callable[[], Setup]  # called under FakeTensorMode
 
-IMAGE_SHAPES = {"cifar10": (3, 32, 32), "mnist": (1, 28, 28)}
-NUM_CLASSES = 10
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ share one name and so run once.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 import torch
@@ -31,22 +31,25 @@ from replikit.data.prepare import data_identity, load_prepared, require_count, s
 from replikit.methods.probes import extract_features, knn_accuracy, knn_predict, to_float
 from replikit.models import StagedNet, build_model
 from replikit.papers import unique_runs
-from replikit.papers.interface import Job, Runs, Stage, dataset_files
+from replikit.papers.interface import OMITTED_AT_DEFAULT, Job, Runs, Stage, dataset_files
 from replikit.papers.interface import Run as NamedRun
 from replikit.reporting.provenance import run_fingerprint
 
 PAPER = "benign_memorization"
+DATASET = "cifar10"  # the paper's; runs on another (config key `dataset`) carry it in their names
 
 
 @dataclass(frozen=True)
 class RunSpec(NamedRun):
-    """What one training run sees: label noise, augmentation, K views, labels per view."""
+    """What one training run sees: label noise, augmentation, K views, labels per view, and the
+    dataset where it is not the paper's (None: CIFAR-10; left out of the name then)."""
 
     kind: ClassVar[str] = "train"
     noise: float
     augmentation: str
     n_augs: int | None = None  # None = unlimited
     label_per_view: bool = False
+    dataset: str | None = field(default=None, metadata=OMITTED_AT_DEFAULT)
 
     def __post_init__(self) -> None:
         if self.augmentation not in aug.PRESETS or not 0 <= self.noise <= 1:
@@ -56,6 +59,8 @@ class RunSpec(NamedRun):
             raise ValueError("a label per view needs a finite number of views K")
         if self.augmentation == "none" and self.n_augs is not None:
             raise ValueError("K fixed views need an augmentation")
+        if self.dataset == DATASET:
+            raise ValueError(f"runs on {DATASET}, the paper's dataset, are named without it (dataset=None)")
 
 
 # Config keys that change what a training run computes. Experiment lists, resources and the
@@ -81,11 +86,12 @@ def _k(v: int | str) -> int | None:
 def experiment_runs(cfg: dict) -> dict[str, list[RunSpec]]:
     """The runs each experiment (figure) needs, from the paper's config section."""
     main_aug = cfg["augmentation"]
-    pve = [RunSpec(noise, a) for noise in cfg["probe_vs_epoch"]["label_noise"]
+    ds = None if cfg.get("dataset", DATASET) == DATASET else cfg["dataset"]
+    pve = [RunSpec(noise, a, dataset=ds) for noise in cfg["probe_vs_epoch"]["label_noise"]
            for a in cfg["probe_vs_epoch"]["augmentations"]]
-    diversity = [RunSpec(1.0, main_aug, _k(k)) for k in cfg["diversity"]["n_augs"]]
+    diversity = [RunSpec(1.0, main_aug, _k(k), dataset=ds) for k in cfg["diversity"]["n_augs"]]
     # K=1 with a label per view is the same experiment as K=1 with one label per image.
-    capacity = [RunSpec(1.0, main_aug, int(k), label_per_view=int(k) > 1)
+    capacity = [RunSpec(1.0, main_aug, int(k), label_per_view=int(k) > 1, dataset=ds)
                 for k in cfg["capacity"]["n_augs"]]
     return {"probe_vs_epoch": pve, "probe_per_layer": pve,
             "augmentation_diversity": diversity, "capacity": capacity}
@@ -266,7 +272,12 @@ def random_label_agreement(feats: torch.Tensor, labels: torch.Tensor, k: int) ->
 
 
 def config_errors(c: dict) -> list[str]:
-    """Sizes the dataset cannot provide."""
+    """A dataset the registry does not know; sizes the dataset cannot provide."""
+    from replikit.data import datasets
+
+    if c["dataset"] not in datasets.names():
+        return [f"config key 'benign_memorization.dataset' is {c['dataset']!r}, not a registered dataset; "
+                f"use one of {', '.join(datasets.names())} (docs/data.md: how to add one)"]
     return (size_errors("benign_memorization.n_train", c["n_train"], c["dataset"], "train")
             + size_errors("benign_memorization.probe_fit_size", c["probe_fit_size"], c["dataset"], "train")
             + size_errors("benign_memorization.n_test", c.get("n_test"), c["dataset"], "test"))

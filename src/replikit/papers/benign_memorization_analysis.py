@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pandas as pd
@@ -165,7 +166,7 @@ def _draw_bm6(ax, layers: pd.DataFrame, specs: list[RunSpec], order: list[str], 
     bound; BM-6 reads it at the encoder stage best under 100% noise on the other seeds (not projector or
     output). Without 0%-noise runs the panel says it is not measured."""
     pairs = [(s, c) for s in sorted(specs, key=_meaning) if s.noise == 1.0
-             for c in [RunSpec(0.0, s.augmentation, s.n_augs, s.label_per_view)]]
+             for c in [dataclasses.replace(s, noise=0.0)]]
     rows = []
     for noisy, clean in pairs:
         acc = {run: layers[layers["run"] == run].set_index(["seed", "stage"])["probe_acc"]
@@ -326,11 +327,12 @@ def _noise_damage(r: dict, clean: str, main: str, tail: str = "") -> list[Part]:
 
 def claims(runs: dict[str, list[RunSpec]], augmentation: str) -> list[Claim]:
     """BM-1..BM-6 for the run names of this configuration, each paper claim with its falsifier."""
-    main = RunSpec(1.0, augmentation).name
-    clean = RunSpec(0.0, augmentation).name
-    no_aug = RunSpec(1.0, "none").name
-    one_view = RunSpec(1.0, augmentation, 1)  # K=1: also the first run of `diversity` and `capacity`
     div, cap = runs["augmentation_diversity"], runs["capacity"]
+    ds = cap[0].dataset  # None: the paper's CIFAR-10
+    main = RunSpec(1.0, augmentation, dataset=ds).name
+    clean = RunSpec(0.0, augmentation, dataset=ds).name
+    no_aug = RunSpec(1.0, "none", dataset=ds).name
+    one_view = RunSpec(1.0, augmentation, 1, dataset=ds)  # K=1: also the first run of diversity and capacity
 
     def bm1(r: dict) -> list[Part]:
         return _memorized(r, main, "train_acc_clean",
@@ -373,7 +375,7 @@ def claims(runs: dict[str, list[RunSpec]], augmentation: str) -> list[Claim]:
                                f"train acc. at K={k_label(hi)} stays below {MEMORIZED:.0%}"))
 
     def bm5_falsifier(r: dict) -> list[Part]:
-        hi = RunSpec(1.0, augmentation)  # K unlimited, one label per image
+        hi = RunSpec(1.0, augmentation, dataset=ds)  # K unlimited, one label per image
         return _capacity_drop(r, one_view, hi,
                               (f"train acc.: K=1 minus K={k_label(hi)} (one label per image)",
                                f"train acc. at K={k_label(hi)} stays below {MEMORIZED:.0%} (one label per "
@@ -383,7 +385,7 @@ def claims(runs: dict[str, list[RunSpec]], augmentation: str) -> list[Claim]:
         return _noise_damage(r, clean, main)
 
     def bm6_falsifier(r: dict) -> list[Part]:
-        return _noise_damage(r, RunSpec(0.0, "none").name, no_aug, " (no aug)")
+        return _noise_damage(r, RunSpec(0.0, "none", dataset=ds).name, no_aug, " (no aug)")
 
     return [
         Claim("BM-1", "With 100% random labels and augmentation the network memorizes the training "
@@ -531,11 +533,10 @@ def cost(cfg: dict, run: str):
 
     from replikit.core.training import make_optimizer
     from replikit.data import augment as aug
+    from replikit.data.datasets import class_count, image_shape
     from replikit.data.datasets import sizes as full_sizes
     from replikit.methods.probes import to_float
     from replikit.methods.step_cost import (
-        IMAGE_SHAPES,
-        NUM_CLASSES,
         JobPlan,
         Piece,
         Setup,
@@ -548,11 +549,11 @@ def cost(cfg: dict, run: str):
     spec = RunSpec.parse(run)
     n = cfg["n_train"] or full_sizes(cfg["dataset"])[0]
     b = min(cfg["batch_size"], n)
-    shape = IMAGE_SHAPES[cfg["dataset"]]
+    shape, n_classes = image_shape(cfg["dataset"]), class_count(cfg["dataset"])
     m, o = cfg["model"], cfg["optimizer"]
 
     def setup() -> Setup:
-        model = fake_module(lambda: build_model(m["name"], NUM_CLASSES, m["width"], m["projector_width"],
+        model = fake_module(lambda: build_model(m["name"], n_classes, m["width"], m["projector_width"],
                                                 in_channels=shape[0]))
         opt = make_optimizer(o["name"], model.parameters(), o["lr"], o["weight_decay"])
         x, y = torch.empty(n, *shape, dtype=torch.uint8), torch.zeros(n, dtype=torch.long)
@@ -563,7 +564,7 @@ def cost(cfg: dict, run: str):
             xb = to_float(x[idx])
             if not preset.is_identity:
                 xb = aug.augment(xb, torch.rand(b, aug.N_UNIFORMS), preset)
-            return F.mse_loss(model(xb), F.one_hot(y[idx], NUM_CLASSES).float())
+            return F.mse_loss(model(xb), F.one_hot(y[idx], n_classes).float())
 
         return Setup(model, loss, opt, [x, y])
 

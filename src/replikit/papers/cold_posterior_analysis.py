@@ -516,11 +516,11 @@ def cost(cfg: dict, run: str):
     import torch.nn.functional as F
 
     from replikit.data import augment as aug
+    from replikit.data.datasets import class_count
     from replikit.data.datasets import sizes as full_sizes
     from replikit.methods.posterior import gaussian_prior_energy, prior_parameters
     from replikit.methods.samplers import SGMCMC, Schedule
     from replikit.methods.step_cost import (
-        NUM_CLASSES,
         Builder,
         JobPlan,
         Piece,
@@ -556,7 +556,7 @@ def cost(cfg: dict, run: str):
         is drawn), on the sampler's GPU path."""
         def build() -> Setup:
             def network() -> torch.nn.Module:
-                return build_network(cfg, NUM_CLASSES, spec.model == "inv")
+                return build_network(cfg, class_count(cfg["dataset"]), spec.model == "inv")
 
             if chains is None:
                 model = fake_module(network)

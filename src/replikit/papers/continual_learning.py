@@ -10,7 +10,9 @@ every network of a sweep shares the seed's data, permutations and data order. Ru
 
     {seq|joint}_stream-{stream}_mode-{ntp|mup}_width-{width|none}_gamma0-{gamma0|none}
 
-with stream `pmnist{percent of pixels permuted}` or `splitcifar10` and `none` for the swept
+with stream `pmnist{percent of pixels permuted}` (Permuted MNIST) or `splitcifar10` (Split CIFAR-10);
+on another dataset (config key `dataset`) `p{percent}{dataset}` or `split{dataset}`, e.g. p100blobs; and
+`none` for the swept
 parameter (NTP has no gamma0: always `none`), e.g. seq_stream-pmnist100_mode-ntp_width-none_gamma0-none
 (an NTP width sweep) or seq_stream-pmnist100_mode-mup_width-128_gamma0-none (a muP gamma0 sweep at
 N=128). Runs that several figures need share a name.
@@ -33,25 +35,39 @@ from replikit.core.io import read_json, tensor_digest, write_json
 from replikit.core.progress import Progress
 from replikit.core.seeding import derive_seed, seed_everything
 from replikit.core.training import LoopConfig, load_checkpoint, make_optimizer, train_loop
-from replikit.data.datasets import size_errors
+from replikit.data import datasets
+from replikit.data.datasets import class_count, size_errors
 from replikit.data.datasets import sizes as full_sizes
 from replikit.data.prepare import load_prepared, require_count
-from replikit.data.tasks.streams import TaskStream, joint_data, permuted_mnist, split_cifar10
+from replikit.data.tasks.streams import TaskStream, joint_data, permuted_stream, split_stream
 from replikit.models.scaled import Scaling, build_scaled
 from replikit.papers import unique_runs
 from replikit.papers.interface import Job, Run, Runs, Stage, dataset_files
 from replikit.reporting.provenance import run_fingerprint
 
 PAPER = "continual_learning"
-SPLIT_CIFAR10_TASKS = 5
+# The dataset each stream (config key `stream`) runs on unless config key `dataset` names another:
+# the paper's Permuted MNIST and Split CIFAR-10. Their run names stay pmnist{percent} and splitcifar10.
+STREAM_DATASETS = {"pmnist": "mnist", "split_cifar10": "cifar10"}
+STREAM = re.compile(r"pmnist(?P<mnist>\d{1,3})|p(?P<pct>\d{1,3})(?P<permuted>[a-z][a-z0-9]*)"
+                    r"|split(?P<split>[a-z][a-z0-9]*)")
 RESULTS = "results/continual_learning"
 # Config keys that change what every training run computes (sweep lists are added per run).
 TRAINING_KEYS = ("n_tasks", "n_train", "n_test", "epochs", "batch_size", "lr", "base_width", "depth",
                  "pmnist_head", "eval_batch")
 
 
-def stream_name(dataset: str, fraction: float = 1.0) -> str:
-    return "splitcifar10" if dataset == "split_cifar10" else f"pmnist{round(fraction * 100)}"
+def stream_dataset(stream: str, dataset: str | None = None) -> str:
+    """The dataset stream kind `stream` (config key `stream`) runs on: `dataset`, else its own."""
+    return dataset or STREAM_DATASETS[stream]
+
+
+def stream_name(stream: str, fraction: float = 1.0, dataset: str | None = None) -> str:
+    """The run-name token of a stream: its kind (`pmnist` or `split_cifar10`) on its dataset."""
+    ds = stream_dataset(stream, dataset)
+    if stream == "split_cifar10":
+        return f"split{ds}"
+    return f"pmnist{round(fraction * 100)}" if ds == "mnist" else f"p{round(fraction * 100)}{ds}"
 
 
 @dataclass(frozen=True)
@@ -70,7 +86,7 @@ class RunSpec(Run):
             raise ValueError("a run sweeps either the width or gamma0, not both")
         if self.mode == "ntp" and self.gamma0 is not None:
             raise ValueError("NTP has no gamma0")
-        stream = re.fullmatch(r"pmnist(\d{1,3})|splitcifar10", str(self.stream))
+        stream = STREAM.fullmatch(str(self.stream))
         width_ok = self.width is None or (isinstance(self.width, numbers.Integral)
                                           and not isinstance(self.width, bool) and self.width >= 0)
         # gamma0 a plain non-negative decimal (no scientific notation), as labels write it ({:g})
@@ -80,7 +96,10 @@ class RunSpec(Run):
         if self.kind not in ("seq", "joint") or self.mode not in ("ntp", "mup") or not stream \
                 or not width_ok or not gamma_ok:
             raise ValueError(f"not a continual-learning run: {self}")
-        if stream.group(1) and int(stream.group(1)) > 100:
+        if stream["permuted"] == "mnist":
+            raise ValueError(f"{self}: Permuted MNIST's runs are named pmnist{stream['pct']}")
+        percent = stream["mnist"] or stream["pct"]
+        if percent and int(percent) > 100:
             raise ValueError(f"{self}: at most 100% of the pixels can be permuted")
 
     @property
@@ -88,12 +107,19 @@ class RunSpec(Run):
         return self.kind
 
     @property
+    def split(self) -> bool:
+        """A split stream (two classes per task), not a permuted one."""
+        return self.stream.startswith("split")
+
+    @property
     def dataset(self) -> str:
-        return "cifar10" if self.stream == "splitcifar10" else "mnist"
+        m = STREAM.fullmatch(self.stream)
+        return "mnist" if m["mnist"] else m["permuted"] or m["split"]
 
     @property
     def permuted_fraction(self) -> float | None:
-        return None if self.stream == "splitcifar10" else int(self.stream[6:]) / 100
+        m = STREAM.fullmatch(self.stream)
+        return None if self.split else int(m["mnist"] or m["pct"]) / 100
 
     def items(self, cfg: dict) -> list[Scaling]:
         """The networks this run trains, from its config (`widths` / `gammas` for sweeps)."""
@@ -113,11 +139,11 @@ class RunSpec(Run):
 
 def experiment_runs(cfg: dict) -> dict[str, list[RunSpec]]:
     """The runs each figure needs, from the paper's config section."""
-    main = stream_name(cfg["stream"], cfg["permuted_fraction"])
+    main = stream_name(cfg["stream"], cfg["permuted_fraction"], cfg.get("dataset"))
     ws, gs = cfg["width_sweep"], cfg["gamma_sweep"]
     width = [RunSpec("seq", main, "ntp"), RunSpec("seq", main, "mup", gamma0=float(ws["gamma0"]))]
     gamma = [RunSpec("seq", main, "mup", int(w)) for w in gs["widths"]]
-    similarity = [RunSpec("seq", stream_name("pmnist", p), "mup", int(cfg["main_width"]))
+    similarity = [RunSpec("seq", stream_name("pmnist", p, cfg.get("dataset")), "mup", int(cfg["main_width"]))
                   for p in cfg["similarity"]["permuted_fractions"]]
     joint = [RunSpec("seq", main, "mup", int(cfg["main_width"])),
              RunSpec("joint", main, "mup", int(cfg["main_width"]))]
@@ -173,7 +199,7 @@ def check_counts(spec: RunSpec, cfg: dict, data: dict) -> None:
     """n_train / n_test may not exceed the images of a task (an error, never a silent clamp)."""
     for split in ("train", "test"):
         y = data[f"y_{split}"]
-        available = y.numel() if spec.stream != "splitcifar10" else \
+        available = y.numel() if not spec.split else \
             min(int(((y == 2 * t) | (y == 2 * t + 1)).sum()) for t in range(cfg["n_tasks"]))
         require_count(f"continual_learning.n_{split}", cfg[f"n_{split}"], available,
                       f"{split} images per task")
@@ -181,16 +207,18 @@ def check_counts(spec: RunSpec, cfg: dict, data: dict) -> None:
 
 def build_stream(spec: RunSpec, cfg: dict, data: dict, seed: int, device: torch.device) -> TaskStream:
     check_counts(spec, cfg, data)
-    if spec.stream == "splitcifar10":
-        return split_cifar10(data, cfg["n_tasks"], cfg["n_train"], cfg["n_test"], seed, device)
-    return permuted_mnist(data, cfg["n_tasks"], spec.permuted_fraction, cfg["n_train"], cfg["n_test"],
-                          seed, device, shared_head=cfg["pmnist_head"] == "shared")
+    ds = datasets.get(spec.dataset)  # its record's normalisation (None: the training images' own)
+    if spec.split:
+        return split_stream(data, cfg["n_tasks"], cfg["n_train"], cfg["n_test"], seed, device, spec.stream,
+                            ds.mean, ds.std)
+    return permuted_stream(data, cfg["n_tasks"], spec.permuted_fraction, cfg["n_train"], cfg["n_test"],
+                           seed, device, cfg["pmnist_head"] == "shared", spec.stream, ds.mean, ds.std)
 
 
 def build_model(stream: TaskStream, scaling: Scaling, cfg: dict, seed: int,
                 device: torch.device) -> torch.nn.Module:
     """The seed's network at this width (same init for every mode and gamma0 at that width)."""
-    kind = "rescnn" if stream.name == "splitcifar10" else "mlp"
+    kind = "rescnn" if stream.name.startswith("split") else "mlp"
     g = torch.Generator().manual_seed(derive_seed(seed, "init", kind, scaling.width))
     return build_scaled(kind, stream.input_shape, scaling, stream.n_heads, stream.n_out, cfg["depth"],
                         g).to(device)
@@ -290,15 +318,22 @@ def run_sweep(spec: RunSpec, cfg: dict, data: dict, seed: int, device: torch.dev
 
 def config_errors(c: dict) -> list[str]:
     """Sizes the datasets cannot provide; sweep values that run names cannot hold."""
-    errors = (size_errors("continual_learning.n_train", c["n_train"], "mnist", "train")
-              + size_errors("continual_learning.n_test", c["n_test"], "mnist", "test"))
+    if c.get("dataset") is not None and c["dataset"] not in datasets.names():
+        return [f"config key 'continual_learning.dataset' is {c['dataset']!r}, not a registered dataset; "
+                f"use one of {', '.join(datasets.names())} (docs/data.md: how to add one)"]
+    similar = stream_dataset("pmnist", c.get("dataset"))
+    errors = (size_errors("continual_learning.n_train", c["n_train"], similar, "train")
+              + size_errors("continual_learning.n_test", c["n_test"], similar, "test"))
     if c["stream"] == "split_cifar10":
-        if c["n_tasks"] > SPLIT_CIFAR10_TASKS:
-            errors.append(f"config key 'continual_learning.n_tasks' is {c['n_tasks']} but Split CIFAR-10 has "
-                          f"{SPLIT_CIFAR10_TASKS} two-class tasks; use n_tasks <= {SPLIT_CIFAR10_TASKS}")
-        train, test = (n // 5 for n in full_sizes("cifar10"))  # two of ten classes per task
-        errors += size_errors("continual_learning.n_train", c["n_train"], "cifar10", "train", train)
-        errors += size_errors("continual_learning.n_test", c["n_test"], "cifar10", "test", test)
+        ds = stream_dataset("split_cifar10", c.get("dataset"))
+        tasks = class_count(ds) // 2
+        if c["n_tasks"] > tasks:
+            errors.append(f"config key 'continual_learning.n_tasks' is {c['n_tasks']} but the split "
+                          f"stream of {datasets.get(ds).title} has {tasks} two-class tasks; use n_tasks <= "
+                          f"{tasks}")
+        train, test = (n * 2 // class_count(ds) for n in full_sizes(ds))  # two classes per task
+        errors += size_errors("continual_learning.n_train", c["n_train"], ds, "train", train)
+        errors += size_errors("continual_learning.n_test", c["n_test"], ds, "test", test)
     fractions = [("continual_learning.similarity.permuted_fractions", p)
                  for p in c["similarity"]["permuted_fractions"]]
     if c["stream"] == "pmnist":
@@ -329,7 +364,7 @@ RUN_FILES = {"metrics": f"{RESULTS}/runs/{{run}}/seed{{seed}}/metrics.json"}
 
 
 def main_dataset(cfg: dict) -> str:
-    return "cifar10" if cfg["stream"] == "split_cifar10" else "mnist"
+    return stream_dataset(cfg["stream"], cfg.get("dataset"))
 
 
 def train_job(job: Job) -> None:

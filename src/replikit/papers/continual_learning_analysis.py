@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from replikit.data import datasets
+from replikit.data.datasets import class_count
 from replikit.papers import continual_learning as cl
 from replikit.papers.continual_learning import RunSpec
 from replikit.papers.interface import Figure, Paper
@@ -26,7 +29,6 @@ from replikit.scoring.claims import Claim, Falsifier, Part, Source
 
 SOURCE = "arXiv 2506.16884 (ICML 2025)"
 QUAL = "qualitative; exact values not verified offline"
-STREAMS = {"splitcifar10": "Split CIFAR-10, ResCNN"}
 LEARNED = 0.5  # a setting learned its tasks when LA >= chance + LEARNED * (1 - chance)
 WHERE = "Graldi et al., ICML 2025 (arXiv 2506.16884), abstract"
 WIDTH = Source("We show that increasing model width is only beneficial when it reduces the amount of feature "
@@ -43,9 +45,13 @@ CRITICAL = Source(
 
 
 def stream_label(stream: str) -> str:
-    if stream in STREAMS:
-        return STREAMS[stream]
-    return f"Permuted MNIST ({stream[6:]}% of pixels permuted), MLP"
+    """How figures and rows name a stream, from its dataset's record: e.g. "Split CIFAR-10, ResCNN",
+    "Permuted MNIST (100% of pixels permuted), MLP"."""
+    spec = RunSpec("seq", stream, "ntp")
+    title = datasets.get(spec.dataset).title
+    if spec.split:
+        return f"Split {title}, ResCNN"
+    return f"Permuted {title} ({round(100 * spec.permuted_fraction)}% of pixels permuted), MLP"
 
 
 def load_items(paths: list[str | Path]) -> pd.DataFrame:
@@ -114,6 +120,18 @@ def learned_only(df: pd.DataFrame, runs: list[str], chance: float,
                      f"{bar:.2f} in a seed: not learned)"
                      for r in gone.itertuples())
     return pd.concat([df[~mine], df[mine][ok]]), note
+
+
+def foreign_margin(cfg: dict) -> str:
+    """Why CL-2's and CL-5's margins carry no evidence here, when their pilot ran on another dataset
+    (config key `pilot_dataset`) than these runs' (key `dataset`); "" when it ran on the same."""
+    data, pilot = cl.main_dataset(cfg), cfg.get("pilot_dataset", "mnist")
+    if data == pilot:
+        return ""
+    return (f"margin from another dataset's pilot ({datasets.get(pilot).title}, not "
+            f"{datasets.get(data).title}): a margin sized from one dataset's noise does not transfer; "
+            f"run the pilot on {data} (python -m replikit.plan.pilot continual_learning) and commit it with "
+            f"pilot_dataset: {data}")
 
 
 def _guarded(label: str, per_seed: dict[int, float], note: str, threshold: float = 0.0) -> Part:
@@ -231,7 +249,8 @@ def figure_similarity(df: pd.DataFrame, specs: list[RunSpec], out: Path, scale: 
                             best["optimal gamma0"].isin([grid[0], grid[-1]]))
     axes[0, 1].set(xlabel="task similarity (1 - fraction of pixels permuted)",
                    ylabel="gamma0 with the best AA (per seed)")
-    plotting.save(fig, out, f"Optimal gamma0 vs task similarity: Permuted MNIST MLP, N={specs[0].width}",
+    title = datasets.get(specs[0].dataset).title
+    plotting.save(fig, out, f"Optimal gamma0 vs task similarity: Permuted {title} MLP, N={specs[0].width}",
                   scale, subset)
     return d.merge(best[["run", "seed", "optimal gamma0"]], on=["run", "seed"])
 
@@ -343,11 +362,11 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
     sims = sorted(runs["similarity"], key=lambda s: s.permuted_fraction)  # most similar first
     seq, joint = runs["joint_vs_sequential"]
     tol, tol5 = cfg["cl2_tolerance"], cfg["cl5_tolerance"]
+    foreign = foreign_margin(cfg)  # the margins' pilot ran on other data: their parts carry no evidence
     step = grid_step(cfg["gamma_sweep"]["gammas"])
-    head = "one head per task" if seq.stream == "splitcifar10" or cfg["pmnist_head"] == "per_task" \
-        else "one shared head"
+    head = "one head per task" if seq.split or cfg["pmnist_head"] == "per_task" else "one shared head"
     where = f"; setting: {stream_label(seq.stream)}, {head}, {cfg['n_tasks']} tasks"
-    chance = 0.5 if seq.stream == "splitcifar10" else 0.1  # 2 classes per task head, or 10 digits
+    chance = 0.5 if seq.split else 1 / class_count(seq.dataset)  # 2 classes per task head, or all classes
     labels = {ntp.name: "NTP", mup.name: "muP", seq.name: "sequential", joint.name: "joint",
               **{g.name: f"the gamma0 sweep at width {g.width}" for g in gamma_runs},
               **{x.name: f"similarity {1 - x.permuted_fraction:.2f}" for x in sims}}
@@ -362,9 +381,10 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
     def flat(r: dict, run: RunSpec, name: str) -> list[Part]:
         """CL-2's two margin parts for one width sweep: its CFr change within +-tol either way."""
         d = endpoint_change(r["items"], run.name, "width", "CFr")
-        return [Part(f"{name}: CFr(largest N) - CFr(smallest N) < +{tol}", d, tol, direction="below"),
+        return [Part(f"{name}: CFr(largest N) - CFr(smallest N) < +{tol}", d, tol, direction="below",
+                     no_evidence=foreign),
                 Part(f"{name}: CFr(smallest N) - CFr(largest N) < +{tol}",
-                     {s: -v for s, v in d.items()}, tol, direction="below")]
+                     {s: -v for s, v in d.items()}, tol, direction="below", no_evidence=foreign)]
 
     def cl1(r: dict) -> list[Part]:
         return width_gain(r, ntp, "NTP")
@@ -443,8 +463,8 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
         d = {s: opt[hi.name][s] - opt[lo.name][s] for s in seeds
              if opt[hi.name][s] is not None and opt[lo.name][s] is not None}
         label = f"interpolated log10 optimal gamma0, {label}"
-        parts = [Part(f"{label} < +{tol5} decades", d, tol5, direction="below"),
-                 Part(f"{label} > -{tol5} decades", d, -tol5, direction="above")]
+        parts = [Part(f"{label} < +{tol5} decades", d, tol5, direction="below", no_evidence=foreign),
+                 Part(f"{label} > -{tol5} decades", d, -tol5, direction="above", no_evidence=foreign)]
         edges = edge_optima(df, [lo.name, hi.name], cfg["gamma_sweep"]["gammas"])
         if edges:
             for part in parts:
@@ -580,8 +600,9 @@ FIGURES = (
            "gamma0 (seed mean; dotted, in its width's colour) and, grey, CL-5's margin (`cl5_tolerance`, "
            "± decades) around the smallest width's.", figure_forgetting_vs_gamma, "items",
            takes_config=True),
-    Figure("similarity", "Permuted MNIST where each task permutes only a fraction p of the pixels (innermost "
-           "first); similarity = 1 - p. Left: AA against gamma0 per similarity; right: the gamma0 with the "
+    Figure("similarity", "The permuted stream (Permuted MNIST unless config key `dataset` names another "
+           "dataset) where each task permutes only a fraction p of the pixels (innermost first); "
+           "similarity = 1 - p. Left: AA against gamma0 per similarity; right: the gamma0 with the "
            "best AA per seed (grey dots; ringed where it is an end of the gamma0 grid, a bound rather than a "
            "located optimum) and its mean with a 90% t-interval over seeds.", figure_similarity,
            "items"),
@@ -603,6 +624,7 @@ def cost(cfg: dict, run: str):
     import torch.nn.functional as F
 
     from replikit.core.training import make_optimizer
+    from replikit.data.datasets import image_shape
     from replikit.data.datasets import sizes as full_sizes
     from replikit.data.tasks.streams import TaskStream
     from replikit.methods.step_cost import Builder, JobPlan, Piece, Setup, batches_per_epoch, fake_module
@@ -610,17 +632,17 @@ def cost(cfg: dict, run: str):
 
     spec = RunSpec.parse(run)
     run_cfg = run_config(cfg, run)
-    cifar = spec.stream == "splitcifar10"
+    split, classes = spec.split, class_count(spec.dataset)
     full_train, full_test = full_sizes(spec.dataset)
-    share = 5 if cifar else 1  # a Split CIFAR-10 task holds 2 of the 10 classes
+    share = classes // 2 if split else 1  # a split task holds 2 of the classes
     n_task, n_test = cfg["n_train"] or full_train // share, cfg["n_test"] or full_test // share
     tasks = cfg["n_tasks"]
-    shape = (3, 32, 32) if cifar else (28 * 28,)
+    shape = image_shape(spec.dataset) if split else (math.prod(image_shape(spec.dataset)),)
     joint = spec.regime == "joint"
     n_fit = tasks * n_task if joint else n_task
     b = min(cfg["batch_size"], n_fit)
-    shared = not cifar and cfg["pmnist_head"] == "shared"
-    stream = TaskStream(spec.stream, [torch.empty(1, *shape)] * tasks, [], [], [], 2 if cifar else 10,
+    shared = not split and cfg["pmnist_head"] == "shared"
+    stream = TaskStream(spec.stream, [torch.empty(1, *shape)] * tasks, [], [], [], 2 if split else classes,
                         shared_head=shared)
 
     def item_setup(scaling) -> Builder:
@@ -654,7 +676,8 @@ SPEC = Paper(
     cl.RUNS, cost=cost, prefix="cl", arxiv="2506.16884", figures=FIGURES, claims=claims,
     load_results=lambda files: {"items": load_items(files["metrics"])},
     title="The Importance of Being Lazy: feature learning, width and forgetting (Graldi et al., ICML 2025)",
-    dataset=lambda cfg, figure: "mnist" if figure == "similarity" else cl.main_dataset(cfg),
+    dataset=lambda cfg, figure: (cl.stream_dataset("pmnist", cfg.get("dataset")) if figure == "similarity"
+                                 else cl.main_dataset(cfg)),
     # The paper body is not available offline: its grids, widths, depth and budgets are our choices.
     unverified=("stream", "n_tasks", "epochs", "batch_size", "lr", "base_width", "depth", "width_sweep",
                 "gamma_sweep", "similarity"),

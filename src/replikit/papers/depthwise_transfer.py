@@ -223,13 +223,13 @@ RUNS = Runs(PAPER, Sweep, experiment_runs, RUN_FILES,
 def cost(cfg: dict, run: str):
     """The plan's cost model of one job (`replikit.plan.bill`): steps per learning rate of the sweep (an upper
     bound: a diverged rate stops early), each a plain SGD step on the cross-entropy at the real shapes."""
-    from replikit.data.datasets import sizes
-    from replikit.methods.step_cost import IMAGE_SHAPES, JobPlan, Piece, Setup, fake_module
+    from replikit.data.datasets import image_shape, sizes
+    from replikit.methods.step_cost import JobPlan, Piece, Setup, fake_module
 
     spec = Sweep.parse(run)
     n = cfg["n_train"] or sizes(DATASET)[0]
     b = min(cfg["batch_size"], n)
-    shape = IMAGE_SHAPES[DATASET] if cfg["model"] == "rescnn" else (math.prod(IMAGE_SHAPES[DATASET]),)
+    shape = image_shape(DATASET) if cfg["model"] == "rescnn" else (math.prod(image_shape(DATASET)),)
 
     def setup() -> Setup:
         model = fake_module(lambda: build(spec, cfg, 0, shape, torch.device("cpu")))

@@ -68,6 +68,7 @@ def dataset_files(name: str) -> dict[str, str]:
 
 
 _VALUE = r"[A-Za-z0-9.+-][A-Za-z0-9.+_-]*"  # one value in a run name (no '/': names are folder names)
+OMITTED_AT_DEFAULT = {"omitted_at_default": True}  # field metadata: see Run
 
 
 class Run:
@@ -86,9 +87,33 @@ class Run:
     types. Values are None (`none`), booleans (`true`, `false`), integers, floats (Python's repr) and
     words of letters, digits and `.+-_`. `pattern()` is the names' regex (the `{run}` wildcard's
     constraint). A name that is not the canonical name of its run (`1` for a float field) is refused,
-    so one run has one name."""
+    so one run has one name. A field declared with `OMITTED_AT_DEFAULT` (e.g. `dataset: str | None =
+    field(default=None, metadata=OMITTED_AT_DEFAULT)`) is left out of the name at its default, so adding
+    it renames no existing run."""
 
     kind: ClassVar[str]
+
+    @classmethod
+    def _omissible(cls) -> dict[str, Any]:
+        """Fields left out of the name at their default: name -> default."""
+        return {f.name: f.default for f in dataclasses.fields(cls) if f.metadata.get("omitted_at_default")}
+
+    @classmethod
+    def _value(cls) -> str:
+        """One value's regex: with omissible fields, a value never runs into their `_<key>-`."""
+        omissible = cls._omissible()
+        if not omissible:
+            return _VALUE
+        keys = "|".join(re.escape(k) for k in omissible)
+        return rf"[A-Za-z0-9.+-](?:(?!_(?:{keys})-)[A-Za-z0-9.+_-])*"
+
+    @classmethod
+    def _segments(cls, group: bool) -> str:
+        """The `_<key>-<value>` segments' regex, optional for omissible fields."""
+        value, omissible = cls._value(), cls._omissible()
+        value = f"({value})" if group else value
+        return "".join(f"(?:_{re.escape(k)}-{value})?" if k in omissible else f"_{re.escape(k)}-{value}"
+                       for k in cls.keys())
 
     @classmethod
     def keys(cls) -> tuple[str, ...]:
@@ -104,26 +129,28 @@ class Run:
 
     @property
     def name(self) -> str:
-        keys, hints = self.keys(), _hints(type(self))
-        return "_".join([self.kind, *(f"{k}-{_text(getattr(self, k), hints[k], k, keys)}" for k in keys)])
+        keys, hints, omissible = self.keys(), _hints(type(self)), self._omissible()
+        return "_".join([self.kind, *(f"{k}-{_text(getattr(self, k), hints[k], k, keys)}" for k in keys
+                                      if k not in omissible or getattr(self, k) != omissible[k])])
 
     @classmethod
     def pattern(cls) -> str:
         """The regex of the names of this kind of run (no groups: a Snakemake wildcard constraint)."""
         kind = r"[a-z][a-z0-9]*" if cls._kind_is_field() else re.escape(cls.kind)
-        return kind + "".join(f"_{re.escape(k)}-{_VALUE}" for k in cls.keys())
+        return kind + cls._segments(group=False)
 
     @classmethod
     def parse(cls, name: str) -> Run:
         """The run named `name` (ValueError: not such a name, or not the canonical one)."""
-        keys = cls.keys()
+        keys, omissible = cls.keys(), cls._omissible()
         kind = r"[a-z][a-z0-9]*" if cls._kind_is_field() else re.escape(cls.kind)
-        m = re.fullmatch(f"({kind})" + "".join(f"_{re.escape(k)}-({_VALUE})" for k in keys), name)
+        m = re.fullmatch(f"({kind})" + cls._segments(group=True), name)
         example = "_".join(["<kind>" if cls._kind_is_field() else cls.kind, *(f"{k}-<{k}>" for k in keys)])
         if not m:
             raise ValueError(f"not a {cls.__qualname__} run name ({example}): {name!r}")
         hints = _hints(cls)
-        values = {k: _read(m.group(i + 2), hints[k], name, k) for i, k in enumerate(keys)}
+        values = {k: omissible[k] if m.group(i + 2) is None else _read(m.group(i + 2), hints[k], name, k)
+                  for i, k in enumerate(keys)}
         if cls._kind_is_field():
             values = {"kind": m.group(1), **values}
         run = cls(**values)

@@ -1,23 +1,41 @@
-"""Continual-learning task streams as float tensors on the device.
+"""Continual-learning task streams as float tensors on the device, from any prepared image dataset.
 
-Permuted MNIST with controllable similarity: task 0 is plain MNIST; every later task permutes
-a fraction p of the pixels among themselves, the innermost pixels first (Chebyshev distance from
-the image centre), so tasks share the other 1 - p of the pixels: similarity = 1 - p.
-Split CIFAR-10: task t holds classes (2t, 2t+1), relabelled 0/1.
+Permuted stream with controllable similarity (Permuted MNIST on MNIST): task 0 is the plain dataset;
+every later task permutes a fraction p of the pixels among themselves (the same permutation in every
+channel), the innermost pixels first (Chebyshev distance from the image centre), so tasks share the
+other 1 - p of the pixels: similarity = 1 - p.
+Split stream (Split CIFAR-10 on CIFAR-10): task t holds classes (2t, 2t+1), relabelled 0/1.
+Both normalise each channel by the dataset record's mean and std (`replikit.data.datasets.Dataset`),
+or, where the record has none, by the training images' own.
 A joint (non-sequential) baseline trains on the union of a stream's tasks (`joint_data`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
 
 from replikit.core.seeding import derive_seed
 
-MNIST_MEAN, MNIST_STD = 0.1307, 0.3081
-CIFAR_MEAN = (0.4914, 0.4822, 0.4465)
-CIFAR_STD = (0.2470, 0.2435, 0.2616)
+
+def channel_stats(x: torch.Tensor) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """Per-channel mean and std of uint8 images (N, C, H, W) scaled to [0, 1]."""
+    v = x.float().div(255).transpose(0, 1).flatten(1)
+    return tuple(v.mean(1).tolist()), tuple(v.std(1).tolist())
+
+
+def normalise(x: torch.Tensor, mean: Sequence[float], std: Sequence[float]) -> torch.Tensor:
+    """uint8 images (N, C, H, W) to floats, each channel centred and scaled."""
+    if len(mean) == 1:  # one channel: plain scalars (bitwise as the MNIST runs always were)
+        return (x.float() / 255 - mean[0]) / std[0]
+    c = x.shape[1]
+    return (x.float() / 255 - torch.tensor(mean).view(1, c, 1, 1)) / torch.tensor(std).view(1, c, 1, 1)
+
+
+def _stats(data: dict, mean: Sequence[float] | None, std: Sequence[float] | None) -> tuple:
+    return (mean, std) if mean is not None and std is not None else channel_stats(data["x_train"])
 
 
 @dataclass
@@ -80,43 +98,47 @@ def select(n_total: int, n: int | None, seed: int, purpose: str) -> torch.Tensor
     return torch.randperm(n_total, generator=g)[:n].sort().values
 
 
-def permuted_mnist(data: dict, n_tasks: int, fraction: float, n_train: int | None, n_test: int | None,
-                   seed: int, device: torch.device, shared_head: bool = True) -> TaskStream:
-    """Permuted MNIST: the same n_train/n_test images in every task, task t>0 partially permuted.
-
-    All tasks share the ten digit labels, so by default they share one readout (domain-incremental).
-    """
+def permuted_stream(data: dict, n_tasks: int, fraction: float, n_train: int | None, n_test: int | None,
+                    seed: int, device: torch.device, shared_head: bool = True, name: str = "",
+                    mean: Sequence[float] | None = None, std: Sequence[float] | None = None) -> TaskStream:
+    """The permuted stream (Permuted MNIST on MNIST): the same n_train/n_test images in every task,
+    task t>0 partially permuted. All tasks share the dataset's labels, so by default they share one
+    readout (domain-incremental). `name` defaults to pmnist{percent}."""
     if n_tasks < 1:
         raise ValueError("a stream needs at least one task")
-    _, _, h, w = data["x_train"].shape
+    _, c, h, w = data["x_train"].shape
+    mean, std = _stats(data, mean, std)
     tr = select(len(data["y_train"]), n_train, seed, "cl-train")
     te = select(len(data["y_test"]), n_test, seed, "cl-test")
 
     def norm(x: torch.Tensor) -> torch.Tensor:
-        return ((x.float() / 255 - MNIST_MEAN) / MNIST_STD).flatten(1).to(device)
+        return normalise(x, mean, std).flatten(2).to(device)  # (N, C, H*W)
 
     xtr, xte = norm(data["x_train"][tr]), norm(data["x_test"][te])
     ytr, yte = data["y_train"][tr].to(device), data["y_test"][te].to(device)
     g = torch.Generator().manual_seed(derive_seed(seed, "permutations", fraction))
-    stream = TaskStream(f"pmnist{round(fraction * 100)}", [], [], [], [], 10, shared_head)
+    n_out = len(data["classes"]) if "classes" in data else int(data["y_train"].max()) + 1
+    stream = TaskStream(name or f"pmnist{round(fraction * 100)}", [], [], [], [], n_out, shared_head)
     for t in range(n_tasks):
         perm = torch.arange(h * w) if t == 0 else partial_permutation(h, w, fraction, g)
         perm = perm.to(device)
-        stream.x_train.append(xtr[:, perm])
-        stream.x_test.append(xte[:, perm])
+        stream.x_train.append(xtr[:, :, perm].flatten(1))
+        stream.x_test.append(xte[:, :, perm].flatten(1))
         stream.y_train.append(ytr)
         stream.y_test.append(yte)
     return stream
 
 
-def split_cifar10(data: dict, n_tasks: int, n_train: int | None, n_test: int | None, seed: int,
-                  device: torch.device) -> TaskStream:
-    """Split CIFAR-10: task t = classes (2t, 2t+1) with binary labels; per-channel normalisation."""
-    if not 1 <= n_tasks <= 5:
-        raise ValueError(f"Split CIFAR-10 has 1 to 5 two-class tasks, not {n_tasks}")
-    mean = torch.tensor(CIFAR_MEAN).view(1, 3, 1, 1)
-    std = torch.tensor(CIFAR_STD).view(1, 3, 1, 1)
-    stream = TaskStream("splitcifar10", [], [], [], [], 2)
+def split_stream(data: dict, n_tasks: int, n_train: int | None, n_test: int | None, seed: int,
+                 device: torch.device, name: str = "splitcifar10", mean: Sequence[float] | None = None,
+                 std: Sequence[float] | None = None) -> TaskStream:
+    """The split stream (Split CIFAR-10 on CIFAR-10): task t = classes (2t, 2t+1) with binary labels."""
+    n_classes = len(data["classes"]) if "classes" in data else int(data["y_train"].max()) + 1
+    if not 1 <= n_tasks <= n_classes // 2:
+        raise ValueError(f"a split stream of {n_classes} classes has 1 to {n_classes // 2} two-class tasks, "
+                         f"not {n_tasks}")
+    mean, std = _stats(data, mean, std)
+    stream = TaskStream(name, [], [], [], [], 2)
     for t in range(n_tasks):
         for split, n, xs, ys in (("train", n_train, stream.x_train, stream.y_train),
                                  ("test", n_test, stream.x_test, stream.y_test)):
@@ -124,7 +146,7 @@ def split_cifar10(data: dict, n_tasks: int, n_train: int | None, n_test: int | N
             mask = (y == 2 * t) | (y == 2 * t + 1)
             idx = mask.nonzero().flatten()
             idx = idx[select(idx.numel(), n, seed, f"cl-{split}-{t}")]
-            xs.append(((x[idx].float() / 255 - mean) / std).to(device))
+            xs.append(normalise(x[idx], mean, std).to(device))
             ys.append((y[idx] - 2 * t).to(device))
     return stream
 
