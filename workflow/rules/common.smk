@@ -1,10 +1,18 @@
 # Shared configuration for all rule files: seeds, scale, the enabled papers and their targets.
-from replikit.core.config import load_config
+from replikit.core.config import ConfigError, load_config
 from replikit.data.datasets import names as dataset_names
 from replikit.scoring.fidelity import paper_settings
 from replikit.papers.registry import check_experiments, code_hashes, config_errors, get
 from replikit.papers.interface import dataset_files
-from replikit.papers.glue import stage_inputs, stage_params, stage_resources, wildcard_constraints_of
+from replikit.papers.glue import (
+    claim_inputs,
+    fresh_seeds,
+    fresh_seeds_errors,
+    stage_inputs,
+    stage_params,
+    stage_resources,
+    wildcard_constraints_of,
+)
 
 SEEDS = config["seeds"]
 SCALE = config["scale"]
@@ -13,6 +21,10 @@ SCALE_SHOWN = SCALE + (f" + ladder rung {config['ladder_rung']}" if config.get("
 # The enabled papers' declarations (replikit.papers.interface), imported and checked here (only
 # these; two with one rule prefix are a DeclarationError); papers.smk generates their rules.
 PAPERS = [check_experiments(get(name), config[name]) for name in config["papers"]]
+# config key <paper>.fresh_seeds: seeds none of the paper's runs used, and the paper's own claims.
+FRESH_ERRORS = [e for paper in PAPERS for e in fresh_seeds_errors(paper, config)]
+if FRESH_ERRORS:
+    raise ConfigError("invalid configuration:\n  " + "\n  ".join(FRESH_ERRORS))
 # Every dataset rule prepare_dataset can make: the built-in ones and those the enabled papers declare.
 DATASETS = dataset_names()
 # Rule-name prefix of each paper's rules (bm_train, ...): the time-limit hint names its config key.

@@ -3,6 +3,8 @@
 for paper in PAPERS:
     P, PCFG = paper.name, config[paper.name]
     P_SEEDS = paper.seeds(PCFG, SEEDS)
+    # config key <paper>.fresh_seeds: claims judged again on seeds never seen (glue.fresh_seeds)
+    P_FRESH = fresh_seeds(config, P)
 
     for stage in paper.stages:
 
@@ -66,13 +68,14 @@ for paper in PAPERS:
         name:
             f"{paper.prefix}_claims"
         input:
-            **paper.claim_inputs(PCFG, P_SEEDS),
+            **claim_inputs(paper, PCFG, P_SEEDS, P_FRESH),
         output:
             f"{paper.results}/claims.json",
         params:
             paper=P,
             cfg=PCFG,
             seeds=P_SEEDS,
+            fresh=P_FRESH,
             stats=config["stats"],
             settings=PAPER_SETTINGS[P],
             scale=SCALE,

@@ -99,15 +99,72 @@ def draw_figure(sm: Any) -> None:
                         fig.func.__module__)
 
 
+# The claims job's inputs of the fresh seeds (config key <paper>.fresh_seeds): fresh_<kind> for each
+# kind of per-run file the claims read (claim_inputs; fresh_inputs checks them).
+FRESH = "fresh_"
+
+
+def fresh_seeds(config: dict, paper: str) -> dict | None:
+    """Config key <paper>.fresh_seeds, {"seeds": [...], "claims": [...]}: claims whose margin, statistic
+    or settings were fixed after the paper's seeds had been seen, judged again on seeds never seen
+    before (their rows' headline). None where the block has none, and in a ladder rung, which runs
+    the seeds its ladder declares, not its base block's fresh ones."""
+    if config.get("ladder_rung"):
+        return None
+    return (config.get(paper) or {}).get("fresh_seeds") or None
+
+
+def fresh_seeds_errors(paper: Paper, config: dict) -> list[str]:
+    """What is wrong with config key <paper>.fresh_seeds (the workflow stops on it before any job): its
+    seeds must be none of the paper's seeds (those were seen), its claims the paper's own."""
+    fresh = fresh_seeds(config, paper.name)
+    if not fresh:
+        return []
+    key, cfg, errors = f"{paper.name}.fresh_seeds", config[paper.name], []
+    seen = sorted(set(fresh["seeds"]) & set(paper.seeds(cfg, config["seeds"])))
+    if seen:
+        errors.append(f"config key '{key}.seeds': seeds {seen} are among the paper's seeds, which were seen; "
+                      "fix: fresh seeds that no run of this paper has used")
+    ids = [c.id for c in paper.claims(paper.experiments(cfg), cfg)]
+    unknown = [c for c in fresh["claims"] if c not in ids]
+    if unknown:
+        errors.append(f"config key '{key}.claims': {', '.join(unknown)} not a claim of {paper.name}; fix: "
+                      f"one of {', '.join(ids)}")
+    return errors
+
+
+def claim_inputs(paper: Paper, cfg: dict, seeds: list[int], fresh: dict | None) -> dict[str, Any]:
+    """The claims job's inputs: its per-run files at `seeds` and, with `fresh`, every run the claims
+    read at the fresh seeds too (as fresh_<kind>), so the training jobs run them."""
+    files = paper.claim_inputs(cfg, seeds)
+    if fresh:
+        if any(k.startswith(FRESH) for k in files):
+            raise DeclarationError(f"paper {paper.name!r}: a kind of claim_reads starts with {FRESH!r}, "
+                                   "which names the claims job's inputs of the fresh seeds; fix: rename it")
+        files.update({FRESH + kind: paper.per_run_files(cfg, kind, figure, fresh["seeds"])
+                      for kind, figure in paper.claim_reads.items()})
+    return files
+
+
+def judged_config(cfg: dict) -> dict:
+    """The paper's config block as the claims read it: which seeds judge a row (`fresh_seeds`) is no
+    setting, so no deviation from the paper's."""
+    return {k: v for k, v in cfg.items() if k != "fresh_seeds"}
+
+
 def score_claims(sm: Any) -> None:
-    """A claims job (workflow/scripts/paper_claims.py): judge every claim, write the scorecard."""
-    from replikit.core.io import read_json
+    """A claims job (workflow/scripts/paper_claims.py): judge every claim, write the scorecard. With
+    config key <paper>.fresh_seeds (param `fresh`), the claims it lists are judged again on the fresh
+    seeds, and their rows' headline is the fresh set's (replikit.scoring.seed_sets)."""
+    from replikit.core.io import read_json, write_json
     from replikit.reporting.provenance import code_hash, record, runs_computed_by, uncommitted_code
     from replikit.scoring.claims import judge, write_scorecard
     from replikit.scoring.quotes import check_quotes
+    from replikit.scoring.seed_sets import named, printed, with_seed_sets
 
     paper = get(sm.params.paper)
     cfg, seeds = sm.params.cfg, list(sm.params.seeds)
+    fresh = getattr(sm.params, "fresh", None)
     files = {kind: list(sm.input[kind]) for kind in paper.claim_reads}
     manifest = read_json(sm.input.manifest) if "manifest" in sm.input.keys() else None
     claims = paper.claims(paper.experiments(cfg), cfg)
@@ -115,14 +172,65 @@ def score_claims(sm: Any) -> None:
     if errors:
         raise DeclarationError(f"paper {paper.name!r}: " + "; ".join(errors))
     check_quotes(claims, paper.source_files(), paper.name)  # a misquote publishes nothing
-    rows = judge(claims, paper.load_results(files), cfg,
-                 sm.params.stats, sm.params.settings, seeds, data_label(manifest), sm.params.scale)
+    subset = data_label(manifest)  # what the data is when it is a subset file, else ""
+    judged = judged_config(cfg)
+    rows = named(judge(claims, paper.load_results(files), judged, sm.params.stats, sm.params.settings, seeds,
+                       subset, sm.params.scale), seeds)
     records = [read_json(p) for p in files["metrics"]]
+    if fresh:  # the listed claims judged again on the fresh seeds: their rows' headline
+        fresh_files = fresh_inputs(paper, cfg, fresh, dict(sm.input.items()))
+        ids = fresh_claim_ids(paper, claims, fresh)
+        fresh_rows = judge([c for c in claims if c.id in ids], paper.load_results(fresh_files), judged,
+                           sm.params.stats, sm.params.settings, fresh["seeds"], subset, sm.params.scale)
+        rows = with_seed_sets(rows, fresh_rows, seeds, fresh["seeds"])
+        records += [read_json(p) for p in fresh_files["metrics"]]
     prov = record(sm.rule, _source(paper.claims), cfg, [r["device"] for r in records])
     prov.update(runs=runs_computed_by(records), analysis_code=code_hash(paper.claims.__module__),
                 analysis_uncommitted=uncommitted_code(paper.claims.__module__))
-    write_scorecard(sm.output[0], paper.name, paper.title, sm.params.scale, manifest, seeds, rows, prov,
-                    paper.arxiv)
+    card = write_scorecard(sm.output[0], paper.name, paper.title, sm.params.scale, manifest, seeds, rows,
+                           prov, paper.arxiv)
+    if fresh:  # the card names both seed sets: `seeds` (the paper's own) and these
+        card["fresh_seeds"] = {"seeds": sorted(int(s) for s in fresh["seeds"]),
+                               "claims": list(fresh["claims"])}
+        write_json(sm.output[0], card)
+        print("\n".join(printed(rows)))
+
+
+class FreshRunsMissing(DeclarationError):
+    """A claim listed in config key <paper>.fresh_seeds lacks runs at the fresh seeds, or is not a
+    claim of the paper: it is never judged on the seen seeds instead."""
+
+
+def fresh_claim_ids(paper: Paper, claims: list, fresh: dict) -> list[str]:
+    """The ids `fresh` (config key <paper>.fresh_seeds) lists, each a claim of the paper."""
+    ids = [c.id for c in claims]
+    unknown = [c for c in fresh["claims"] if c not in ids]
+    if unknown:
+        raise FreshRunsMissing(f"config key '{paper.name}.fresh_seeds.claims' names {', '.join(unknown)}, "
+                               f"not a claim of {paper.name}; fix: one of {', '.join(ids)}")
+    return list(fresh["claims"])
+
+
+def fresh_inputs(paper: Paper, cfg: dict, fresh: dict, inputs: dict[str, Any]) -> dict[str, list[str]]:
+    """The per-run files of the fresh seeds by kind, from the claims job's inputs (fresh_<kind>,
+    `claim_inputs`). Every run the claims read must be there at every fresh seed, and exist: a claim
+    listed in `fresh_seeds` is never judged on the seen seeds alone (FreshRunsMissing names the config
+    key and the fix)."""
+    key = f"{paper.name}.fresh_seeds"
+    out, missing = {}, []
+    for kind, figure in paper.claim_reads.items():
+        given = inputs.get(FRESH + kind) or []
+        given = [given] if isinstance(given, str) else [str(p) for p in given]
+        out[kind] = paper.per_run_files(cfg, kind, figure, fresh["seeds"])
+        missing += [p for p in out[kind] if p not in given or not Path(p).is_file()]
+    if missing:
+        raise FreshRunsMissing(
+            f"paper {paper.name!r}: config key '{key}' judges {', '.join(fresh['claims'])} on seeds "
+            f"{', '.join(map(str, fresh['seeds']))}, but {len(missing)} of their run files are missing "
+            f"(first: {missing[0]}); those rows are never judged on the seen seeds instead. Fix: let the "
+            f"workflow train them (`snakemake {paper.results}/claims.json` asks for every one), or remove "
+            f"the claims from '{key}'")
+    return out
 
 
 def _source(func: Callable) -> str:

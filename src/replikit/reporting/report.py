@@ -22,6 +22,7 @@ import markupsafe
 from replikit.core.io import read_json, write_text
 from replikit.core.text import human
 from replikit.data.datasets import subset_title
+from replikit.reporting.ladder_summary import seed_list
 from replikit.reporting.provenance import git_commit, stale, uncommitted
 from replikit.scoring.claims import FIDELITIES, falsifier_text
 from replikit.scoring.fidelity import describe
@@ -74,6 +75,30 @@ def measured(claim: dict) -> bool:
     """Whether a claim was measured: measurable at this scale and with at least one part (a row
     that records no `parts` at all counts as measured)."""
     return bool(claim.get("measurable", True)) and claim.get("parts", [None]) != []
+
+
+def seeds_text(claim: dict) -> str:
+    """The row's seed count and which seeds: "5 (seeds 10-14)"; the count alone for a row that does
+    not name its seeds (a scorecard from before rows did)."""
+    seeds = claim.get("seeds")
+    return f"{claim['n_seeds']} (seed{'s' * (len(seeds) > 1)} {seed_list(seeds)})" if seeds else \
+        str(claim["n_seeds"])
+
+
+def seed_set_lines(claim: dict) -> list[str]:
+    """For a row judged on two seed sets (config key <paper>.fresh_seeds): one line per set naming its
+    seeds and role, with its verdict; the set that is not the headline also with its parts' means and
+    intervals and its falsifier's verdict (the headline's are the row's own)."""
+    lines = []
+    for s in claim.get("seed_sets") or []:
+        line = f"seeds {seed_list(s['seeds'])} ({s['role']}): {s['verdict']}"
+        if not s.get("headline"):
+            line += "".join(f"; {p['label']}: {_fmt(p['mean'])} [{_fmt(p['ci_low'])}, {_fmt(p['ci_high'])}] "
+                            f"({p['verdict']})" for p in s.get("parts") or [])
+            if s.get("falsifier"):
+                line += f"; its falsifier: {s['falsifier']['verdict']}"
+        lines.append(line)
+    return lines
 
 
 def shown_verdict(claim: dict) -> str:
@@ -301,6 +326,7 @@ def load_inputs(claims_paths: list[str], figure_paths: list[str], benchmark_path
             c["measured"], c["shown_verdict"] = measured(c), shown_verdict(c)
             c["shown_magnitude"] = c["magnitude"] if c["measured"] else "not measured"
             c["falsifier_text"] = falsifier_text(c)
+            c["seeds_text"], c["seed_set_lines"] = seeds_text(c), seed_set_lines(c)
     figures = []
     for png in figure_paths:
         p = Path(png)

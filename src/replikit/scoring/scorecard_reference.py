@@ -38,6 +38,10 @@ def _claim(row: dict) -> dict:
     falsifier = row.get("falsifier")
     if falsifier:
         out["falsifier"] = {"verdict": falsifier["verdict"], "parts": _parts(falsifier["parts"])}
+    if row.get("seed_sets"):  # judged on seen and fresh seeds: the headline above is the fresh set's
+        out["seeds"] = row["seeds"]
+        out["seed_sets"] = [{"seeds": s["seeds"], "role": s["role"], "headline": s["headline"],
+                             "verdict": s["verdict"], "parts": _parts(s["parts"])} for s in row["seed_sets"]]
     return out
 
 

@@ -1,0 +1,62 @@
+"""Rows judged on two seed sets (config key <paper>.fresh_seeds, issue 64).
+
+A row whose margin, statistic or settings were fixed after its seeds had been seen is judged again on
+seeds never seen before. Its headline (verdict, parts, falsifier, standing, seeds: what every count
+reads) is the fresh set's, and `seed_sets` keeps both judgements, the seen set's first, each naming
+its seeds and its role. Every row names the seeds it was judged on (`seeds`).
+
+Kept apart from `claims` on purpose: `claims` is part of the code that every training run's code hash
+covers (replikit.reporting.provenance.code_hash), and which seeds judge a row changes no run.
+"""
+
+from __future__ import annotations
+
+from replikit.scoring.claims import MissingResult
+
+SEEN_ROLE = "seen before the row's margin, statistic or settings were fixed"
+FRESH_ROLE = "fresh: never seen before they were fixed; the headline, which the counts use"
+# A row's headline: what the fresh set's judgement replaces (the declaration's fields stay).
+HEADLINE = ("verdict", "magnitude", "fidelity", "deviations", "unverified", "measurable", "n_seeds", "note",
+            "stability", "fragile", "parts", "falsifier", "standing", "seeds")
+
+
+def named(rows: list[dict], seeds: list[int]) -> list[dict]:
+    """`rows` (judged on `seeds`), each naming them as `seeds`."""
+    for row in rows:
+        row["seeds"] = sorted(int(s) for s in seeds)
+    return rows
+
+
+def seed_set(row: dict, role: str, headline: bool) -> dict:
+    """One seed set's judgement of a row: its seeds, its role (SEEN_ROLE, FRESH_ROLE) and its result."""
+    return {"role": role, "headline": headline, **{k: row.get(k) for k in HEADLINE}}
+
+
+def with_seed_sets(rows: list[dict], fresh_rows: list[dict], seen: list[int], fresh: list[int]) -> list[dict]:
+    """`rows` (judged on the `seen` seeds) with each claim of `fresh_rows` (the same claims judged on
+    the `fresh` seeds) taking its headline from the fresh seeds: verdict, parts, falsifier, standing
+    and seeds are the fresh set's, so every count reads them; `seed_sets` keeps both judgements, the
+    seen set's first, each naming its seeds."""
+    by_id = {r["id"]: r for r in fresh_rows}
+    unknown = sorted(set(by_id) - {r["id"] for r in rows})
+    if unknown:
+        raise MissingResult(f"judged on fresh seeds but not on the seen ones: {', '.join(unknown)}")
+    out = []
+    for row in rows:
+        new = by_id.get(row["id"])
+        if new is None:
+            out.append({**row, "seeds": row.get("seeds") or sorted(int(s) for s in seen)})
+            continue
+        old = {**row, "seeds": sorted(int(s) for s in seen)}
+        new = {**new, "seeds": sorted(int(s) for s in fresh)}
+        out.append({**row, **{k: new.get(k) for k in HEADLINE},
+                    "seed_sets": [seed_set(old, SEEN_ROLE, False), seed_set(new, FRESH_ROLE, True)]})
+    return out
+
+
+def printed(rows: list[dict]) -> list[str]:
+    """One line per row judged on two seed sets, for the claims job's log: each set's verdict, seeds and
+    parts' means (the scorecard's own print shows the headline)."""
+    return [f"{r['id']} seeds {s['seeds']} ({s['role']}): {s['verdict']} "
+            + str([(p["label"], p["mean"] if p["mean"] is None else round(p["mean"], 4)) for p in s["parts"]])
+            for r in rows for s in r.get("seed_sets") or []]

@@ -1,0 +1,219 @@
+"""Headline verdicts from seeds no one had seen (issue 64): config key <paper>.fresh_seeds.
+
+A row whose margin, statistic or settings were fixed after its seeds had been seen is judged again on
+fresh seeds; its headline (verdict, parts, standing, seeds), and so every count, is the fresh set's,
+and the row keeps the seen set's judgement beside it (`seed_sets`). The default scale declares them;
+the smoke scale (CI) declares none, so CI runs no extra job.
+"""
+
+from __future__ import annotations
+
+import copy
+import shutil
+from types import SimpleNamespace
+
+import pytest
+
+from replikit.core.config import load_config
+from replikit.papers import glue, registry
+from replikit.papers.glue import FRESH
+from replikit.reporting import docs
+from replikit.reporting.report import load_inputs, render
+from replikit.scoring.claims import Claim, Falsifier, Part, Source, judge, write_scorecard
+from replikit.scoring.fidelity import deviations, paper_settings
+from replikit.scoring.scorecard_reference import summarize
+from replikit.scoring.seed_sets import named, with_seed_sets
+from tests.conftest import ROOT
+from tests.test_report import markdown_table_problems
+
+SCHEMA = ROOT / "workflow/schemas/config.schema.yaml"
+SEEN, FRESH_SEEDS = [0, 1, 2, 3, 4], [10, 11, 12, 13, 14]
+# the rows whose margin, statistic or settings were fixed after seeds 0-4 had run at the default scale
+DECLARED = {"depthwise_transfer": ["DT-1", "DT-3", "DT-4"], "continual_learning": ["CL-2", "CL-5"],
+            "benign_memorization": ["BM-6"]}
+STATS = {"ci_level": 0.9, "min_seeds": 5}
+
+
+@pytest.fixture(scope="module")
+def scales() -> dict[str, dict]:
+    return {name: load_config(ROOT / f"config/{name}.yaml", SCHEMA)
+            for name in ("config", "smoke", "paper", "preflight")}
+
+
+def _claim(cid: str) -> Claim:
+    """A claim whose statistic is the results' per-seed `gap`, above 0; its falsifier reads it negated."""
+    return Claim(cid, "a gap opens", "qualitative", "abstract", "gap per seed", "CI > 0",
+                 lambda r: [Part("gap", dict(r["gap"]), 0.0)],
+                 source=Source("A gap opens.", "X et al., abstract"), figures=("fig",),
+                 falsifier=Falsifier("no treatment", "the gap should close",
+                                     lambda r: [Part("gap", {s: -v for s, v in r["gap"].items()}, 0.0)]))
+
+
+def _judged() -> list[dict]:
+    """T-1 and T-2 judged on seen seeds with no effect; T-1 again on fresh seeds with a clear one."""
+    claims = [_claim("T-1"), _claim("T-2")]
+    paper = {"cfg": {}, "seeds": SEEN}
+    seen = {"gap": dict(zip(SEEN, [-0.02, 0.01, 0.03, -0.01, 0.0], strict=True))}
+    fresh = {"gap": dict(zip(FRESH_SEEDS, [0.5, 0.6, 0.55, 0.52, 0.58], strict=True))}
+    rows = named(judge(claims, seen, {}, STATS, paper, SEEN), SEEN)
+    fresh_rows = judge(claims[:1], fresh, {}, STATS, paper, FRESH_SEEDS)
+    return with_seed_sets(rows, fresh_rows, SEEN, FRESH_SEEDS)
+
+
+def test_a_row_judged_on_two_seed_sets_takes_its_headline_from_the_fresh_one():
+    t1, t2 = _judged()
+    assert t1["verdict"] == "replicated" and t1["standing"] == "replication"
+    assert t1["seeds"] == FRESH_SEEDS and t1["n_seeds"] == 5
+    assert set(t1["parts"][0]["per_seed"]) == set(FRESH_SEEDS)
+    assert t1["falsifier"]["verdict"] == "not replicated"
+    seen, fresh = t1["seed_sets"]
+    assert (seen["seeds"], seen["verdict"], seen["headline"]) == (SEEN, "inconclusive", False)
+    assert set(seen["parts"][0]["per_seed"]) == set(SEEN) and seen["role"].startswith("seen before")
+    assert (fresh["seeds"], fresh["verdict"], fresh["headline"]) == (FRESH_SEEDS, "replicated", True)
+    assert fresh["role"].startswith("fresh")
+    # a row not listed keeps its one seed set, and names it
+    assert "seed_sets" not in t2 and t2["seeds"] == SEEN and t2["verdict"] == "inconclusive"
+
+
+def test_the_counts_the_report_and_the_docs_use_the_fresh_verdict(tmp_path, root):
+    rows = _judged()
+    card = write_scorecard(str(tmp_path / "claims.json"), "paperx", "Paper X", "default", None, SEEN, rows,
+                           {})
+    inputs = load_inputs([str(tmp_path / "claims.json")], [], [])
+    assert inputs["counts"][0].startswith("default: 2 paper claims with a falsifier (replications): "
+                                          "1 replicated, 0 not replicated, 1 inconclusive"), inputs["counts"]
+    assert ": 1 replicated, 1 inconclusive" in inputs["paper_lines"][0]["line"]
+    html, md = tmp_path / "report" / "index.html", tmp_path / "report" / "index.md"
+    render(str(root / "reports"), inputs, str(html), str(md))
+    for text in (md.read_text(), html.read_text()):
+        assert "seed sets" in text
+        assert "seeds 0-4 (seen before the row" in text
+        assert "seeds 10-14 (fresh: never seen before they were fixed; the headline" in text
+        assert "5 (seeds 10-14)" in text and "5 (seeds 0-4)" in text  # each row names its seeds
+        assert "gap: 0.002 [" in text  # the seen set's parts, beside the headline's own
+    assert not markdown_table_problems(md.read_text())
+    # the published snapshot and the documents' blocks read the headline too
+    summary = summarize([card])["papers"]["paperx"]
+    assert summary["T-1"]["verdict"] == "replicated" and summary["T-1"]["seeds"] == FRESH_SEEDS
+    assert [s["seeds"] for s in summary["T-1"]["seed_sets"]] == [SEEN, FRESH_SEEDS]
+    assert "seed_sets" not in summary["T-2"]  # a row on one seed set: the smoke reference's shape
+    snap = {"made_by": {"commit": "abc", "code": {}, "how": "publish"},
+            "papers": {"paperx": {cid: {**row, "kind": "paper", "measured": True}
+                                  for cid, row in summary.items()}}}
+    assert docs._counts(docs._all_claims(snap))["paper"] == {"replicated": 1, "inconclusive": 1}
+    table = docs.block_scorecard_table({"scorecard-default": snap}, "default")
+    assert "| T-1 | paper | replicated (fresh seeds 10-14; seen seeds 0-4: inconclusive) |" in table
+    assert "| T-2 | paper | inconclusive |" in table
+
+
+def test_the_default_scale_declares_the_fresh_rows_and_the_smoke_scale_none(scales):
+    for paper, ids in DECLARED.items():
+        assert glue.fresh_seeds(scales["config"], paper) == {"seeds": FRESH_SEEDS, "claims": ids}, paper
+    declared = {p for p in scales["config"]["papers"] if glue.fresh_seeds(scales["config"], p)}
+    assert declared == set(DECLARED)
+    for scale in ("smoke", "paper", "preflight"):  # CI's scale gains no job; the others none either
+        assert not [p for p in scales[scale]["papers"] if "fresh_seeds" in scales[scale][p]], scale
+
+
+def test_fresh_seeds_train_every_run_the_claims_read_at_default_only(scales):
+    for paper in DECLARED:
+        p, cfg, smoke = registry.get(paper), scales["config"][paper], scales["smoke"][paper]
+        inputs = glue.claim_inputs(p, cfg, p.seeds(cfg, SEEN), glue.fresh_seeds(scales["config"], paper))
+        assert {k: v for k, v in inputs.items() if not k.startswith(FRESH)} == p.claim_inputs(cfg, SEEN)
+        for kind, figure in p.claim_reads.items():
+            assert inputs[FRESH + kind] == p.per_run_files(cfg, kind, figure, FRESH_SEEDS)
+        fresh = glue.fresh_seeds(scales["smoke"], paper)
+        assert fresh is None and glue.claim_inputs(p, smoke, SEEN, fresh) == p.claim_inputs(smoke, SEEN)
+
+
+def test_fresh_seeds_change_the_config_of_no_run(scales):
+    """Existing runs keep their names and configs (Snakemake retrains nothing); the new runs differ
+    only by seed."""
+    for paper in DECLARED:
+        p, cfg = registry.get(paper), scales["config"][paper]
+        bare = {k: v for k, v in cfg.items() if k != "fresh_seeds"}
+        for stage in p.stages:
+            for run in p.runs_of(cfg) if stage.config else ():
+                w = SimpleNamespace(run=run, seed="10", items=lambda: [])
+                assert stage.config(cfg, w) == stage.config(bare, w), (paper, stage.name, run)
+        # nor is the key, as the claims read the block, a deviation from the paper's settings
+        devs = deviations(glue.judged_config(cfg), scales["paper"][paper])
+        assert devs and not [d for d in devs if d["key"].startswith("fresh_seeds")]
+
+
+def test_fresh_seeds_must_be_unseen_and_name_the_papers_claims(scales):
+    p, config = registry.get("depthwise_transfer"), copy.deepcopy(scales["config"])
+    assert glue.fresh_seeds_errors(p, config) == []
+    config["depthwise_transfer"]["fresh_seeds"] = {"seeds": [4, 10], "claims": ["DT-1", "DT-9"]}
+    errors = glue.fresh_seeds_errors(p, config)
+    assert any("depthwise_transfer.fresh_seeds.seeds" in e and "[4]" in e for e in errors), errors
+    assert any("depthwise_transfer.fresh_seeds.claims" in e and "DT-9" in e for e in errors), errors
+
+
+def test_a_ladder_rung_runs_only_its_own_seeds():
+    from replikit.plan import ladder as ladders
+    from replikit.plan.bill import load
+
+    ladder = ladders.load("depthwise_transfer")
+    config = load([], ladders.rung_config(ladder, ladder.rungs[1]))
+    assert config["scale"] == "default" and config["depthwise_transfer"]["fresh_seeds"]  # its base block's
+    assert glue.fresh_seeds(config, "depthwise_transfer") is None
+    assert glue.fresh_seeds_errors(registry.get("depthwise_transfer"), {**config, "seeds": FRESH_SEEDS}) == []
+
+
+def _claims_job(tmp_path, monkeypatch, scales, fresh: dict) -> SimpleNamespace:
+    """A depthwise-transfer claims job on the figure audit's stored smoke runs (seeds 0-2): seed 0 as
+    the seen set, `fresh` as the fresh one."""
+    tree = tmp_path / "tree"
+    shutil.copytree(ROOT / "tests/figure_audit/runs/results/depthwise_transfer",
+                    tree / "results/depthwise_transfer")
+    monkeypatch.chdir(tree)
+    p = registry.get("depthwise_transfer")
+    cfg = {**copy.deepcopy(scales["smoke"]["depthwise_transfer"]), "fresh_seeds": fresh}
+    inputs = {k: v for k, v in glue.claim_inputs(p, cfg, [0], fresh).items() if k != "manifest"}
+    params = SimpleNamespace(paper=p.name, cfg=cfg, seeds=[0], fresh=fresh, stats=scales["smoke"]["stats"],
+                             scale="smoke",
+                             settings=paper_settings(scales["paper"], p.name, p.departures, p.unverified,
+                                                     p.figure_only))
+    return SimpleNamespace(params=params, input=_Input(inputs), output=[str(tree / "claims.json")],
+                           rule="dt_claims")
+
+
+class _Input(dict):
+    """Snakemake's named input list, as far as the claims job reads it."""
+
+    def __getattr__(self, name: str):
+        return self[name]
+
+
+def test_the_claims_job_judges_the_listed_rows_on_the_fresh_runs(tmp_path, monkeypatch, scales):
+    from replikit.core.io import read_json
+
+    sm = _claims_job(tmp_path, monkeypatch, scales, {"seeds": [1, 2], "claims": ["DT-1", "DT-3"]})
+    glue.score_claims(sm)
+    card = read_json(sm.output[0])
+    assert card["seeds"] == [0] and card["fresh_seeds"] == {"seeds": [1, 2], "claims": ["DT-1", "DT-3"]}
+    rows = {r["id"]: r for r in card["claims"]}
+    for cid in ("DT-1", "DT-3"):
+        row = rows[cid]
+        assert row["seeds"] == [1, 2] and [s["seeds"] for s in row["seed_sets"]] == [[0], [1, 2]]
+        assert {k for p in row["parts"] for k in p["per_seed"]} <= {"1", "2"}
+        assert {k for p in row["seed_sets"][0]["parts"] for k in p["per_seed"]} <= {"0"}
+    assert rows["DT-2"]["seeds"] == [0] and "seed_sets" not in rows["DT-2"]
+    assert not [d for r in rows.values() for d in r["deviations"] if d["key"].startswith("fresh_seeds")]
+
+
+def test_a_missing_fresh_run_is_an_error_naming_the_key_and_the_fix(tmp_path, monkeypatch, scales):
+    sm = _claims_job(tmp_path, monkeypatch, scales, {"seeds": [1, 2], "claims": ["DT-1"]})
+    fresh = sm.input[FRESH + "metrics"]
+    (tmp_path / "tree" / fresh[0]).unlink()  # a fresh run that did not run: never the seen seeds instead
+    with pytest.raises(glue.FreshRunsMissing) as err:
+        glue.score_claims(sm)
+    text = str(err.value)
+    assert "'depthwise_transfer.fresh_seeds'" in text and fresh[0] in text and "Fix:" in text
+    assert "never judged on the seen seeds" in text
+    # nor may the claims job lack the fresh inputs altogether (a rule without them)
+    sm.input.pop(FRESH + "metrics")
+    with pytest.raises(glue.FreshRunsMissing, match="depthwise_transfer.fresh_seeds"):
+        glue.score_claims(sm)
+    assert not (tmp_path / "tree" / "claims.json").exists()
