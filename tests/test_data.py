@@ -176,3 +176,21 @@ def test_offline_network_sources_give_up_at_once_and_the_hub_is_not_retried(tmp_
     assert os.environ["HF_HUB_OFFLINE"] == "1"
     data.prepare("cifar10", [str(SHARED)], tmp_path / "dl2", ["torchvision", "subset"])
     assert tries == ["www.cs.toronto.edu", "huggingface.co"]  # a host that failed once is not tried again
+
+
+def test_a_dataset_declared_in_the_config_is_registered_and_a_clash_named(monkeypatch):
+    """Config key data.datasets declares a dataset in one entry (registered when the config is
+    checked, and in every job); redeclaring a built-in one differently is a config error naming the key."""
+    from replikit.data import datasets
+    from replikit.papers.registry import config_errors
+
+    monkeypatch.setattr(datasets, "_REGISTRY", dict(datasets._REGISTRY))
+    monkeypatch.setattr(datasets, "_DECLARED_BY", dict(datasets._DECLARED_BY))
+    entry = {"title": "Blobs", "sizes": [160, 64], "subset": ["blobs.npz", "0" * 32], "shape": [3, 16, 16],
+             "n_classes": 4}
+    assert config_errors({"papers": [], "data": {"datasets": {"blobs": entry}}}) == []
+    assert datasets.image_shape("blobs") == (3, 16, 16) and datasets.class_count("blobs") == 4
+    assert datasets.get("blobs").mean is None  # the streams then normalise by the images' own statistics
+    clash = config_errors({"papers": [], "data": {"datasets": {"mnist": entry}}})
+    assert len(clash) == 1 and clash[0].startswith("config key 'data.datasets.mnist': dataset 'mnist' is "
+                                                   "declared twice, differently (by replikit.data.datasets")

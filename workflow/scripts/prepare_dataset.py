@@ -3,9 +3,10 @@
 from replikit.core.jobs import job
 from replikit.data import datasets
 from replikit.data import prepare as data
-from replikit.papers.registry import get
+from replikit.papers.registry import get, register_config_datasets
 
 with job(snakemake):  # noqa: F821
+    register_config_datasets(snakemake.config)  # noqa: F821
     if snakemake.wildcards.dataset not in datasets.names():  # noqa: F821
         for paper in snakemake.config["papers"]:  # noqa: F821
             get(paper)  # registers the datasets the enabled papers declare

@@ -467,9 +467,9 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
                  Part(f"{label} > -{tol5} decades", d, -tol5, direction="above", no_evidence=foreign)]
         edges = edge_optima(df, [lo.name, hi.name], cfg["gamma_sweep"]["gammas"])
         if edges:
+            edge = "an optimum sits at an end of the gamma0 grid, so it is not located: " + ", ".join(edges)
             for part in parts:
-                part.no_evidence = ("an optimum sits at an end of the gamma0 grid, so it is not located: "
-                                    + ", ".join(edges))
+                part.no_evidence = "; ".join(filter(None, [foreign, edge]))
         return parts
 
     def cl5(r: dict) -> list[Part]:

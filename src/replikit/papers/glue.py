@@ -12,7 +12,7 @@ from typing import Any
 
 from replikit.data.datasets import data_label, subset_title
 from replikit.papers.interface import DeclarationError, Job, Paper, Stage, Wildcards, claim_figure_errors
-from replikit.papers.registry import get, paper_of_job, stage_of_job
+from replikit.papers.registry import get, paper_of_job, register_config_datasets, stage_of_job
 
 
 def stage_inputs(stage: Stage, cfg: dict) -> Callable[[Wildcards], dict]:
@@ -43,6 +43,7 @@ def wildcard_constraints_of(paper: Paper, stage: Stage) -> dict[str, str]:
 def run_stage(sm: Any, device: Any) -> None:
     """A stage job (workflow/scripts/paper_stage.py): run it, then drop its checkpoint or work dir.
     Imports only the paper's run module (no analysis, pandas or plotting)."""
+    register_config_datasets(getattr(sm, "config", None) or {})
     stage = stage_of_job(sm.log[0])
     job = Job.from_snakemake(sm, device, stage.run.__module__)
     # config key run_store: copy what another output tree ran with the same definition (never a
@@ -79,6 +80,7 @@ def images_used(cfg: dict) -> str | None:
 
 def draw_figure(sm: Any) -> None:
     """A figure job (workflow/scripts/paper_figure.py): the figure, its table and its provenance."""
+    register_config_datasets(getattr(sm, "config", None) or {})
     from replikit.core.io import read_json
     from replikit.reporting import plotting
     from replikit.reporting.provenance import code_hash, runs_computed_by, write_figure_record
@@ -156,6 +158,7 @@ def score_claims(sm: Any) -> None:
     """A claims job (workflow/scripts/paper_claims.py): judge every claim, write the scorecard. With
     config key <paper>.fresh_seeds (param `fresh`), the claims it lists are judged again on the fresh
     seeds, and their rows' headline is the fresh set's (replikit.scoring.seed_sets)."""
+    register_config_datasets(getattr(sm, "config", None) or {})
     from replikit.core.io import read_json, write_json
     from replikit.reporting.provenance import code_hash, record, runs_computed_by, uncommitted_code
     from replikit.scoring.claims import judge, write_scorecard

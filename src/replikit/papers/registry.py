@@ -147,9 +147,30 @@ def stage_of_job(log: str) -> Stage:
     return stage
 
 
+def register_config_datasets(config: dict) -> list[str]:
+    """Register the datasets config key `data.datasets` declares (one entry each); the errors, e.g. a
+    name another declaration holds differently."""
+    from replikit.data import datasets
+
+    errors = []
+    for name, e in (config.get("data", {}).get("datasets") or {}).items():
+        tuples = {k: tuple(e[k]) for k in ("sizes", "subset", "shape", "mean", "std") if e.get(k) is not None}
+        try:
+            declared = datasets.Dataset(name, e["title"], n_classes=e["n_classes"], url=e.get("url", ""),
+                                        **tuples)
+            datasets.register(declared, by=f"config key data.datasets.{name}")
+        except ValueError as err:
+            errors.append(f"config key 'data.datasets.{name}': {err}")
+    return errors
+
+
 def config_errors(config: dict, papers: list[str] | None = None) -> list[str]:
-    """Constraints between keys that a schema cannot express: each enabled paper's `config_errors`
-    (replikit.core.config.validate_config's `constraints`); `papers`: check these instead of the enabled."""
+    """Constraints between keys that a schema cannot express: the datasets the config declares (which
+    it registers first), then each enabled paper's `config_errors` (replikit.core.config.validate_config's
+    `constraints`); `papers`: check these instead of the enabled."""
+    errors = register_config_datasets(config)
+    if errors:
+        return errors
     names = config.get("papers", []) if papers is None else papers
     return [e for name in names if name in paper_names() and isinstance(config.get(name), dict)
             for e in get(name).config_errors(config[name])]
