@@ -1,6 +1,7 @@
-"""Shared by tests/test_slurm.py and tests/test_browser.py: the one-node SLURM test cluster, the
-SLURM profile as a user points it at that cluster, and one small continual-learning smoke DAG run
-locally (once per pytest session) that both the SLURM comparison and the browser test read.
+"""Shared by tests/test_slurm.py, tests/test_browser.py and tests/test_data_setting.py: the one-node
+SLURM test cluster, the SLURM profile as a user points it at that cluster, and one small
+continual-learning smoke DAG, on a synthetic dataset declared in its config (issue 67), run locally
+(once per pytest session) that the SLURM comparison, the browser test and the data-setting test read.
 
 The cluster is the one `.ci/slurm_cluster.sh` starts (partition `debug`, account `replikit`, one
 pretend GPU). Tests start it themselves only under CI=true or REPLIKIT_START_SLURM=1, because the
@@ -21,9 +22,11 @@ import time
 from functools import lru_cache
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
 
+from replikit.core.io import file_digest
 from tests.conftest import BESIDE_THE_SMOKE_DAG, run_process
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,6 +50,48 @@ CL_TEST_CONFIG = {
         "resources": {"mem_mb": 1500, "runtime": 15, "gpu": 0},
     },
 }
+BLOBS_SIZES = (160, 64)  # training and test images of the synthetic dataset
+
+
+def write_blobs(folder: Path) -> str:
+    """A small synthetic image dataset, 3x16x16 in 4 classes (each class a tint), as the .npz a
+    dataset record declares (written once per folder; the same bytes every time); its md5."""
+    path = folder / "blobs.npz"
+    if not path.exists():
+        rng = np.random.default_rng(0)
+
+        def split(n: int) -> tuple[np.ndarray, np.ndarray]:
+            y = np.arange(n) % 4
+            x = rng.integers(0, 90, (n, 3, 16, 16))
+            x[np.arange(n), y % 3] += 120 + 30 * (y // 3)[:, None, None]
+            return x.clip(0, 255).astype(np.uint8), y
+
+        (xtr, ytr), (xte, yte) = split(BLOBS_SIZES[0]), split(BLOBS_SIZES[1])
+        folder.mkdir(parents=True, exist_ok=True)
+        np.savez(folder / "tmp.npz", x_train=xtr, y_train=ytr, x_test=xte, y_test=yte,
+                 classes=np.array(list("abcd")))
+        (folder / "tmp.npz").rename(path)
+    return file_digest(path, "md5")
+
+
+def blobs_data(folder: Path) -> dict:
+    """Config key `data` with the synthetic dataset declared in one entry, its file under `folder`."""
+    md5 = write_blobs(folder)
+    entry = {"title": "Blobs", "sizes": list(BLOBS_SIZES), "subset": ["blobs.npz", md5], "shape": [3, 16, 16],
+             "n_classes": 4}
+    return {"search_paths": [str(folder), str(SHARED)], "sources": ["local", "subset"],
+            "datasets": {"blobs": entry}}
+
+
+def cl_test_config(folder: Path) -> dict:
+    """CL_TEST_CONFIG on the synthetic dataset (its file under `folder`): the continual-learning
+    paper runs on it by its key `dataset` alone (smaller per-task counts: the file holds 160 images)."""
+    cfg = {**CL_TEST_CONFIG, "data": blobs_data(folder)}
+    cfg["continual_learning"] = {**CL_TEST_CONFIG["continual_learning"], "dataset": "blobs", "n_train": 48,
+                                 "n_test": 24}
+    return cfg
+
+
 # Its training, data and figure jobs. Not the scorecard job: its code changes with every claim, and
 # the browser test (which needs it) builds it on top of the local run.
 CL_TARGETS = [f"results/continual_learning/figures/{f}.png" for f in
@@ -170,7 +215,7 @@ def local_reference_run(root: Path) -> tuple[Path, float]:
             return work, json.loads(done.read_text())["wall_s"]
         shutil.rmtree(work, ignore_errors=True)  # a build that failed part-way
         work.mkdir()
-        overlay = write_config(root / "cl_test.yaml", CL_TEST_CONFIG)
+        overlay = write_config(root / "cl_test.yaml", cl_test_config(root / "store"))
         start = time.monotonic()
         res = smk(*CL_TARGETS, "--cores", "2", *config_args(work, overlay))
         wall = time.monotonic() - start

@@ -16,7 +16,6 @@ from __future__ import annotations
 import copy
 import json
 import re
-import shutil
 import subprocess
 import sys
 import time
@@ -31,6 +30,7 @@ from tests.slurm_support import (
     CL_TARGETS,
     CL_TEST_CONFIG,
     ROOT,
+    cl_test_config,
     config_args,
     local_reference_run,
     require_cluster,
@@ -83,7 +83,7 @@ def slurm_run(tmp_path_factory):
     require_cluster()
     base = tmp_path_factory.mktemp("slurm")
     work = base / "work"
-    overlay = write_config(base / "cl_test.yaml", CL_TEST_CONFIG)
+    overlay = write_config(base / "cl_test.yaml", cl_test_config(base / "store"))
     profile = user_profile(base / "profile")
     start = time.monotonic()
     res = smk(*CL_TARGETS, "--profile", str(profile), *FAST_STATUS, *config_args(work, overlay),
@@ -138,8 +138,7 @@ def test_scancel_resumes_from_checkpoint_and_time_limit_names_rule_and_runtime(s
     config and are checked on the live job."""
     work = tmp_path / "work"
     work.mkdir()
-    shutil.copytree(slurm_run.work / "resources", work / "resources")  # the MNIST tensors, verified
-    cfg = copy.deepcopy(CL_TEST_CONFIG)
+    cfg = copy.deepcopy(CL_TEST_CONFIG)  # on MNIST (prepared first): its jobs must take minutes
     cfg["continual_learning"].update(seeds=[0], n_train=2000, epochs=40,
                                      width_sweep={"widths": [64, 16384], "gamma0": 1.0},
                                      resources={"mem_mb": 1800, "runtime": 1, "gpu": 1})
@@ -148,6 +147,10 @@ def test_scancel_resumes_from_checkpoint_and_time_limit_names_rule_and_runtime(s
     target = cl_analysis.SPEC.run_file("metrics", run, 0)
     ckpt = work / cl.RESULTS / "checkpoints" / f"{run}_seed0.json"
     log = work / f"logs/continual_learning/train/{run}/seed0.log"
+    # MNIST prepared here first (the shared DAG runs on a synthetic dataset), so that each run's
+    # only SLURM job is the training job
+    prepared = smk("resources/data/mnist/manifest.json", "--cores", "1", *config_args(work, overlay))
+    assert prepared.returncode == 0, prepared.stderr[-3000:]
     args = [target, "--profile", str(slurm_run.profile), "--retries", "0", *FAST_STATUS,
             *config_args(work, overlay)]
 
