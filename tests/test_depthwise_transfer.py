@@ -81,7 +81,7 @@ def test_one_tiny_job_writes_its_sweep(tmp_path, tiny_images, smoke, model):
     assert not m["items"][0]["diverged"] and m["items"][0]["train_loss"] > 0
     assert m["items"][2]["diverged"] and m["items"][2]["train_loss"] is None  # eta0 = 1e6 blows up
     table = dta.load_sweeps([out])
-    assert table.loc[table["lr"] == 1e6, "train_loss"].item() == pytest.approx(dt.CHANCE_LOSS)
+    assert table.loc[table["lr"] == 1e6, "train_loss"].item() == pytest.approx(dt.chance_loss(dt.DATASET))
 
 
 # ---------------------------------------------------------------- config checks

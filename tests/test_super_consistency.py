@@ -45,7 +45,7 @@ def test_power_iteration_finds_the_exact_hessians_top_eigenvalue():
     """On a small network trained a few steps (so its readout is not zero): the estimate matches the
     top eigenvalue of the explicitly formed Hessian, within 1 %."""
     data = sc.prepare(_data(), CFG, 0, torch.device("cpu"))
-    model = sc.build("mup", 8, CFG, 0, data["x"].shape[1], torch.device("cpu")).double()
+    model = sc.build("mup", 8, CFG, 0, data["x"].shape[1], 10, torch.device("cpu")).double()
     opt = torch.optim.SGD(model.parameters(), lr=2.0)
     for _ in range(5):
         opt.zero_grad()

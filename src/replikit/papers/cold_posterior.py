@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import copy
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
@@ -52,7 +52,8 @@ from replikit.models.convnet import ConvNet
 from replikit.models.invariant import GROUP_SIZE, Canonicalize, GroupAverage, d4_batch
 from replikit.models.resnet20 import ResNet20
 from replikit.papers import unique_runs
-from replikit.papers.interface import Job, Runs, Stage, dataset_files
+from replikit.papers.dataset_setting import dataset_errors, run_dataset
+from replikit.papers.interface import OMITTED_AT_DEFAULT, Job, Runs, Stage, dataset_files
 from replikit.papers.interface import Run as NamedRun
 from replikit.reporting.provenance import run_fingerprint
 
@@ -60,13 +61,14 @@ PAPER = "cold_posterior"
 RESULTS = "results/cold_posterior"
 AUGMENTATIONS = ("none", "crop_flip", "d4")
 TEMPERING = ("posterior", "likelihood", "prior")
-CIFAR_MEAN, CIFAR_STD = (0.4914, 0.4822, 0.4465), (0.2470, 0.2435, 0.2616)
+DATASET = "cifar10"  # the paper's; runs on another (config key `dataset`) carry it in their names
 
 
 @dataclass(frozen=True)
 class RunSpec(NamedRun):
     """One posterior (up to its temperature): model, augmentation, K views, prior, tempering, curation,
-    e.g. chain_model-inv_augmentation-d4_n_augs-4_prior-1.0_temper-posterior_curation-0."""
+    e.g. chain_model-inv_augmentation-d4_n_augs-4_prior-1.0_temper-posterior_curation-0, and the dataset
+    where it is not the paper's (None: CIFAR-10; left out of the name then)."""
 
     kind: ClassVar[str] = "chain"
     model: str = "plain"
@@ -75,6 +77,12 @@ class RunSpec(NamedRun):
     prior: float = 1.0
     temper: str = "posterior"
     curation: int = 0
+    dataset: str | None = field(default=None, metadata=OMITTED_AT_DEFAULT)
+
+    @property
+    def data(self) -> str:
+        """The dataset the chain samples on."""
+        return self.dataset or DATASET
 
     def __post_init__(self) -> None:
         if self.model not in ("plain", "inv") or self.augmentation not in AUGMENTATIONS \
@@ -88,6 +96,8 @@ class RunSpec(NamedRun):
         if not math.isfinite(self.prior) or self.prior <= 0 or self.curation < 0 \
                 or (self.n_augs is not None and self.n_augs < 1):
             raise ValueError(f"bad prior scale, curation or K in {self}")
+        if self.dataset == DATASET:
+            raise ValueError(f"runs on {DATASET}, the paper's dataset, are named without it (dataset=None)")
 
 
 # Config keys that change what a chain computes; experiment lists and resources are left out, so
@@ -114,14 +124,14 @@ def branch_temperatures(cfg: dict) -> list[float]:
 def experiment_runs(cfg: dict) -> dict[str, list[RunSpec]]:
     """The conditions each figure needs. Shared conditions (e.g. the main augmented run at the
     main prior scale) have one name, so they are sampled once."""
-    main_aug, prior = cfg["augmentation"], float(cfg["prior_scale"])
-    sweep = [RunSpec("plain", a, None, prior) for a in cfg["temperature_sweep"]["augmentations"]]
-    curation = [RunSpec("plain", "none", None, prior, curation=int(s))
+    main_aug, prior, ds = cfg["augmentation"], float(cfg["prior_scale"]), run_dataset(cfg, DATASET)
+    sweep = [RunSpec("plain", a, None, prior, dataset=ds) for a in cfg["temperature_sweep"]["augmentations"]]
+    curation = [RunSpec("plain", "none", None, prior, curation=int(s), dataset=ds)
                 for s in cfg["curation"]["annotators"]]
-    scales = [RunSpec("plain", main_aug, None, float(s)) for s in cfg["prior"]["scales"]]
-    scales += [RunSpec("plain", main_aug, None, prior)]
-    modes = [RunSpec("plain", main_aug, None, prior, temper=t) for t in cfg["prior"]["tempering"]]
-    inv = [RunSpec(m, "d4", int(k), prior) for m in cfg["invariance"]["models"]
+    scales = [RunSpec("plain", main_aug, None, float(s), dataset=ds) for s in cfg["prior"]["scales"]]
+    scales += [RunSpec("plain", main_aug, None, prior, dataset=ds)]
+    modes = [RunSpec("plain", main_aug, None, prior, temper=t, dataset=ds) for t in cfg["prior"]["tempering"]]
+    inv = [RunSpec(m, "d4", int(k), prior, dataset=ds) for m in cfg["invariance"]["models"]
            for k in cfg["invariance"]["n_augs"]]
     return {"temperature_sweep": sweep, "curation": curation, "prior": scales + modes, "invariance": inv}
 
@@ -149,6 +159,18 @@ def d4_view_elements(seed: int, idx: torch.Tensor, view: torch.Tensor) -> torch.
     perm = 1 + u.argsort(dim=1)  # (n, 7): a random order of the elements 1..7
     pick = perm.gather(1, (view.long() - 1).clamp(min=0).view(-1, 1)).view(-1)
     return torch.where(view == 0, 0, pick)
+
+
+def channel_stats(dataset: str, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per-channel mean and std, shaped (1, C, 1, 1), that normalise the inputs: the dataset record's
+    (replikit.data.datasets), else those of the training images `x` (in [0, 1]) themselves."""
+    from replikit.data import datasets
+
+    record = datasets.get(dataset)
+    if record.mean is not None and record.std is not None:
+        return tuple(torch.tensor(v).view(1, -1, 1, 1) for v in (record.mean, record.std))
+    x = x.float()
+    return x.mean(dim=(0, 2, 3)).view(1, -1, 1, 1).cpu(), x.std(dim=(0, 2, 3)).view(1, -1, 1, 1).cpu()
 
 
 def to_input(images: torch.Tensor, size: int) -> torch.Tensor:
@@ -200,15 +222,16 @@ def curate(y: torch.Tensor, labeller: torch.Tensor, annotators: int, noise: floa
 # ---------------------------------------------------------------- models
 
 
-def build_network(cfg: dict, num_classes: int, invariant: bool) -> nn.Module:
-    """The config's network (convnet or resnet20); made D4-invariant when `invariant`, by group
-    averaging of the logits (`model.invariant: average`, 8 forward passes) or by canonicalization
-    (`canonical`, one forward pass)."""
+def build_network(cfg: dict, num_classes: int, invariant: bool, in_channels: int = 3) -> nn.Module:
+    """The config's network (convnet or resnet20) for images of `in_channels` channels; made
+    D4-invariant when `invariant`, by group averaging of the logits (`model.invariant: average`, 8
+    forward passes) or by canonicalization (`canonical`, one forward pass)."""
     m = cfg["model"]
     if m["name"] == "convnet":
-        net: nn.Module = ConvNet(num_classes=num_classes, width=m["width"], batchnorm=m["batchnorm"])
+        net: nn.Module = ConvNet(num_classes=num_classes, width=m["width"], in_channels=in_channels,
+                                 batchnorm=m["batchnorm"])
     elif m["name"] == "resnet20":
-        net = ResNet20(num_classes=num_classes, width=m["width"])
+        net = ResNet20(num_classes=num_classes, width=m["width"], in_channels=in_channels)
     else:
         raise ValueError(f"unknown cold-posterior model {m['name']!r}; choose convnet or resnet20")
     if not invariant:
@@ -244,15 +267,14 @@ class Run:
         self.x, self.y = self.x.to(device), self.y.to(device)
         self.x_test, self.y_test = to_input(data["x_test"][test], size).to(device), data["y_test"][test]
         self.val_mask = validation_mask(self.y_test.numel(), cfg["subset_seed"] + 2)
-        self.mean = torch.tensor(CIFAR_MEAN, device=device).view(1, 3, 1, 1)
-        self.std = torch.tensor(CIFAR_STD, device=device).view(1, 3, 1, 1)
+        self.mean, self.std = (v.to(device) for v in channel_stats(spec.data, self.x))
         pad = max(1, size // 8)
         self.augment_spec = aug.AugmentSpec(crop="pad", pad=pad, flip=True)
         self.aug_seed = derive_seed(seed, "augment")
         k = spec.n_augs if (cfg["n_convention"] == "nK" and spec.n_augs) else 1
         self.num_data = self.n * k
         self.generator = seed_everything(seed)
-        self.model = build_network(cfg, self.num_classes, spec.model == "inv").to(device)
+        self.model = build_network(cfg, self.num_classes, spec.model == "inv", self.x.shape[1]).to(device)
         self.prior_params = prior_parameters(self.model)
 
     @property
@@ -447,6 +469,8 @@ def _first_sample_epoch(c: dict) -> int:
 
 def config_errors(c: dict) -> list[str]:
     """Sizes the dataset cannot provide; sampling schedules that collect no sample."""
+    if unknown := dataset_errors("cold_posterior.dataset", c["dataset"]):
+        return unknown
     errors = (size_errors("cold_posterior.n_train", c["n_train"], c["dataset"], "train")
               + size_errors("cold_posterior.curated_size", c["curated_size"], c["dataset"], "train")
               + size_errors("cold_posterior.n_test", c["n_test"], c["dataset"], "test"))
@@ -483,7 +507,7 @@ def sample_job(job: Job) -> None:
 
 RUNS = Runs(PAPER, RunSpec, experiment_runs, RUN_FILES,
             stages=(Stage("sample", RUN_FILES, sample_job,
-                          inputs=lambda cfg, w: dataset_files(cfg["dataset"]),
+                          inputs=lambda cfg, w: dataset_files(RunSpec.parse(w.run).data),
                           config=lambda cfg, w: training_config(cfg),
                           scratch=f"{RESULTS}/checkpoints/{{run}}_seed{{seed}}"),),
             config_errors=config_errors)

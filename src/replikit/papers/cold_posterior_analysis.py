@@ -516,7 +516,7 @@ def cost(cfg: dict, run: str):
     import torch.nn.functional as F
 
     from replikit.data import augment as aug
-    from replikit.data.datasets import class_count
+    from replikit.data.datasets import class_count, image_shape
     from replikit.data.datasets import sizes as full_sizes
     from replikit.methods.posterior import gaussian_prior_energy, prior_parameters
     from replikit.methods.samplers import SGMCMC, Schedule
@@ -531,15 +531,15 @@ def cost(cfg: dict, run: str):
     from replikit.models.chains import ChainStack
     from replikit.models.invariant import GROUP_SIZE, d4_batch
     from replikit.papers.cold_posterior import (
-        CIFAR_MEAN,
-        CIFAR_STD,
         RunSpec,
         branch_temperatures,
         build_network,
+        channel_stats,
     )
 
     spec = RunSpec.parse(run)
-    full_train, full_test = full_sizes(cfg["dataset"])
+    full_train, full_test = full_sizes(spec.data)
+    channels, classes = image_shape(spec.data)[0], class_count(spec.data)
     n = cfg["n_train"] or full_train
     n = (cfg["curated_size"] or n) if spec.curation else n
     n_test, size, b = cfg["n_test"] or full_test, cfg["image_size"], min(cfg["batch_size"], n)
@@ -556,7 +556,7 @@ def cost(cfg: dict, run: str):
         is drawn), on the sampler's GPU path."""
         def build() -> Setup:
             def network() -> torch.nn.Module:
-                return build_network(cfg, class_count(cfg["dataset"]), spec.model == "inv")
+                return build_network(cfg, classes, spec.model == "inv", channels)
 
             if chains is None:
                 model = fake_module(network)
@@ -573,9 +573,9 @@ def cost(cfg: dict, run: str):
                                                cfg["sample_start"]))
             sampler.step_count = spe * cfg["sample_start"]  # past the ramp: the noise is drawn
             sampler.fused = True  # the path it takes on a GPU (one noise draw, foreach norms)
-            x, y = torch.empty(n, 3, size, size), torch.zeros(n, dtype=torch.long)
-            x_test = torch.empty(n_test, 3, size, size)
-            mean, std = (torch.tensor(v).view(1, 3, 1, 1) for v in (CIFAR_MEAN, CIFAR_STD))
+            x, y = torch.empty(n, channels, size, size), torch.zeros(n, dtype=torch.long)
+            x_test = torch.empty(n_test, channels, size, size)
+            mean, std = channel_stats(spec.data, x)
             crop = aug.AugmentSpec(crop="pad", pad=max(1, size // 8), flip=True)
 
             def loss() -> torch.Tensor:

@@ -11,6 +11,7 @@ import pandas as pd
 from replikit.data import datasets
 from replikit.data.datasets import class_count
 from replikit.papers import continual_learning as cl
+from replikit.papers import dataset_setting
 from replikit.papers.continual_learning import RunSpec
 from replikit.papers.interface import Figure, Paper
 from replikit.reporting import plotting
@@ -125,13 +126,8 @@ def learned_only(df: pd.DataFrame, runs: list[str], chance: float,
 def foreign_margin(cfg: dict) -> str:
     """Why CL-2's and CL-5's margins carry no evidence here, when their pilot ran on another dataset
     (config key `pilot_dataset`) than these runs' (key `dataset`); "" when it ran on the same."""
-    data, pilot = cl.main_dataset(cfg), cfg.get("pilot_dataset", "mnist")
-    if data == pilot:
-        return ""
-    return (f"margin from another dataset's pilot ({datasets.get(pilot).title}, not "
-            f"{datasets.get(data).title}): a margin sized from one dataset's noise does not transfer; "
-            f"run the pilot on {data} (python -m replikit.plan.pilot continual_learning) and commit it with "
-            f"pilot_dataset: {data}")
+    pilot = cfg.get("pilot_dataset") or cl.STREAM_DATASETS["pmnist"]  # unset: the paper's own
+    return dataset_setting.foreign_margin(cl.PAPER, cl.main_dataset(cfg), pilot, "CL-2's and CL-5's margins")
 
 
 def _guarded(label: str, per_seed: dict[int, float], note: str, threshold: float = 0.0) -> Part:
@@ -600,8 +596,8 @@ FIGURES = (
            "gamma0 (seed mean; dotted, in its width's colour) and, grey, CL-5's margin (`cl5_tolerance`, "
            "± decades) around the smallest width's.", figure_forgetting_vs_gamma, "items",
            takes_config=True),
-    Figure("similarity", "The permuted stream (Permuted MNIST unless config key `dataset` names another "
-           "dataset) where each task permutes only a fraction p of the pixels (innermost first); "
+    Figure("similarity", "The permuted stream (on the dataset the banner names) where each task permutes "
+           "only a fraction p of the pixels (innermost first); "
            "similarity = 1 - p. Left: AA against gamma0 per similarity; right: the gamma0 with the "
            "best AA per seed (grey dots; ringed where it is an end of the gamma0 grid, a bound rather than a "
            "located optimum) and its mean with a 90% t-interval over seeds.", figure_similarity,

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
 import torch
@@ -35,7 +35,8 @@ from replikit.core.progress import Progress
 from replikit.core.seeding import derive_seed, seed_everything
 from replikit.data.datasets import size_errors
 from replikit.data.prepare import batch_order
-from replikit.papers.interface import Job, Run, Runs, Stage, dataset_files
+from replikit.papers.dataset_setting import dataset_errors, run_dataset
+from replikit.papers.interface import OMITTED_AT_DEFAULT, Job, Run, Runs, Stage, dataset_files
 
 if TYPE_CHECKING:
     pass
@@ -44,40 +45,54 @@ PAPER = "depthwise_transfer"
 RESULTS = f"results/{PAPER}"
 BRANCHES = {"sqrtl": "muP + 1/sqrt(L) branches", "one": "muP, unscaled branches"}
 RUN_FILES = {"metrics": f"{RESULTS}/runs/{{run}}/seed{{seed}}/metrics.json"}
-DATASET = "cifar10"
-N_CLASSES = 10
-# The loss of the zero-initialised readout (uniform prediction): a learning rate whose run diverged, or
-# ended above it, counts as this loss (it learned nothing).
-CHANCE_LOSS = math.log(N_CLASSES)
+DATASET = "cifar10"  # the paper's; runs on another (config key `dataset`) carry it in their names
 RUN_KEYS = ("model", "base_width", "gamma0", "lrs", "steps", "batch_size", "momentum", "n_train", "n_eval",
             "n_test")
 
 
 @dataclass(frozen=True)
 class Sweep(Run):
-    """One learning-rate sweep: branch scale, depth and width, e.g. sweep_branch-sqrtl_depth-4_width-32."""
+    """One learning-rate sweep: branch scale, depth and width, e.g. sweep_branch-sqrtl_depth-4_width-32,
+    and the dataset where it is not the paper's (None: CIFAR-10; left out of the name then)."""
 
     kind: ClassVar[str] = "sweep"
     branch: str
     depth: int
     width: int
+    dataset: str | None = field(default=None, metadata=OMITTED_AT_DEFAULT)
 
     def __post_init__(self) -> None:
         if self.branch not in BRANCHES or self.depth < 1 or self.width < 1:
             raise ValueError(f"not a depthwise-transfer sweep: branch {self.branch!r} (one of "
                              f"{', '.join(BRANCHES)}), depth {self.depth}, width {self.width} (at least 1)")
+        if self.dataset == DATASET:
+            raise ValueError(f"runs on {DATASET}, the paper's dataset, are named without it (dataset=None)")
+
+    @property
+    def data(self) -> str:
+        """The dataset the sweep trains on."""
+        return self.dataset or DATASET
 
 
-def sweep(branch: str, depth: int, width: int) -> Sweep:
-    return Sweep(branch, int(depth), int(width))
+def sweep(branch: str, depth: int, width: int, dataset: str | None = None) -> Sweep:
+    return Sweep(branch, int(depth), int(width), dataset)
+
+
+def chance_loss(dataset: str) -> float:
+    """The loss of the zero-initialised readout (uniform prediction) on `dataset`: a learning rate whose
+    run diverged, or ended above it, counts as this loss (it learned nothing)."""
+    from replikit.data.datasets import class_count
+
+    return math.log(class_count(dataset))
 
 
 def experiment_runs(cfg: dict) -> dict[str, list[Sweep]]:
     """The depth sweep at the base width and the width sweep at `width_sweep.depth`, both branch scales."""
-    by_depth = [sweep(b, d, cfg["base_width"]) for b in BRANCHES for d in cfg["depths"]]
+    ds = run_dataset(cfg, DATASET)
+    by_depth = [sweep(b, d, cfg["base_width"], ds) for b in BRANCHES for d in cfg["depths"]]
     ws = cfg["width_sweep"]
     return {"loss_vs_lr_depth": by_depth,
-            "loss_vs_lr_width": [sweep(b, ws["depth"], w) for b in BRANCHES for w in ws["widths"]],
+            "loss_vs_lr_width": [sweep(b, ws["depth"], w, ds) for b in BRANCHES for w in ws["widths"]],
             "optimum_vs_depth": by_depth}
 
 
@@ -104,9 +119,12 @@ def config_errors(cfg: dict) -> list[str]:
     if cfg["n_train"] is not None and cfg["n_eval"] > cfg["n_train"]:
         errors.append(f"config key '{key}.n_eval' ({cfg['n_eval']}) is larger than '{key}.n_train' "
                       f"({cfg['n_train']}): the training loss is measured on training images")
-    return (errors + size_errors(f"{key}.n_train", cfg["n_train"], DATASET, "train")
-            + size_errors(f"{key}.n_eval", cfg["n_eval"], DATASET, "train")
-            + size_errors(f"{key}.n_test", cfg["n_test"], DATASET, "test"))
+    data = cfg.get("dataset") or DATASET
+    if unknown := dataset_errors(f"{key}.dataset", data):
+        return errors + unknown
+    return (errors + size_errors(f"{key}.n_train", cfg["n_train"], data, "train")
+            + size_errors(f"{key}.n_eval", cfg["n_eval"], data, "train")
+            + size_errors(f"{key}.n_test", cfg["n_test"], data, "test"))
 
 
 def run_config(cfg: dict, run: str) -> dict:
@@ -153,11 +171,12 @@ def evaluate(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor,
 
 def build(spec: Sweep, cfg: dict, seed: int, shape: tuple[int, ...], device: torch.device) -> torch.nn.Module:
     """The seed's network: its weights depend on (seed, depth, width) only, not on the branch scale."""
+    from replikit.data.datasets import class_count
     from replikit.models.scaled import Scaling, build_scaled
 
     scaling = Scaling("mup", spec.width, cfg["gamma0"], cfg["base_width"])
     g = torch.Generator().manual_seed(derive_seed(seed, "init", spec.depth, spec.width))
-    model = build_scaled(cfg["model"], shape, scaling, 1, N_CLASSES, spec.depth, g,
+    model = build_scaled(cfg["model"], shape, scaling, 1, class_count(spec.data), spec.depth, g,
                          depth_scaling=spec.branch == "sqrtl")
     return model.to(device)
 
@@ -166,11 +185,12 @@ def train_one(spec: Sweep, cfg: dict, d: dict, order: torch.Tensor, eta0: float,
               device: torch.device) -> dict:
     """Train one network at base learning rate eta0 (SGD at eta0 * gamma^2); its final losses."""
     model = build(spec, cfg, seed, tuple(d["x"].shape[1:]), device)
+    chance = chance_loss(spec.data)
     lr = model.scaling.lr(eta0)
     opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=cfg["momentum"])
     for step, idx in enumerate(order, 1):
         loss = F.cross_entropy(model(d["x"][idx], 0), d["y"][idx])
-        if not math.isfinite(loss.item()) or loss.item() > 100 * CHANCE_LOSS:
+        if not math.isfinite(loss.item()) or loss.item() > 100 * chance:
             return {"lr": eta0, "sgd_lr": lr, "diverged": True, "diverged_at": step, "train_loss": None,
                     "test_loss": None, "test_accuracy": None}
         opt.zero_grad(set_to_none=True)
@@ -214,8 +234,13 @@ def train_job(job: Job) -> None:
     job.write("metrics", run_sweep(job.wildcards["run"], job.cfg, data, seed, job.device))
 
 
+def run_inputs(cfg: dict, w) -> dict[str, str]:
+    """A sweep's prepared dataset: the one its name carries."""
+    return dataset_files(Sweep.parse(w.run).data)
+
+
 RUNS = Runs(PAPER, Sweep, experiment_runs, RUN_FILES,
-            stages=(Stage("train", RUN_FILES, train_job, inputs=lambda cfg, w: dataset_files(DATASET),
+            stages=(Stage("train", RUN_FILES, train_job, inputs=run_inputs,
                           config=lambda cfg, w: run_config(cfg, w.run)),),
             config_errors=config_errors)
 
@@ -227,9 +252,9 @@ def cost(cfg: dict, run: str):
     from replikit.methods.step_cost import JobPlan, Piece, Setup, fake_module
 
     spec = Sweep.parse(run)
-    n = cfg["n_train"] or sizes(DATASET)[0]
+    n = cfg["n_train"] or sizes(spec.data)[0]
     b = min(cfg["batch_size"], n)
-    shape = image_shape(DATASET) if cfg["model"] == "rescnn" else (math.prod(image_shape(DATASET)),)
+    shape = image_shape(spec.data) if cfg["model"] == "rescnn" else (math.prod(image_shape(spec.data)),)
 
     def setup() -> Setup:
         model = fake_module(lambda: build(spec, cfg, 0, shape, torch.device("cpu")))

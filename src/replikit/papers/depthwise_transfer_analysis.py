@@ -8,12 +8,15 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from replikit.data import datasets
+from replikit.papers.dataset_setting import foreign_margin
 from replikit.papers.depthwise_transfer import (
     BRANCHES,
-    CHANCE_LOSS,
     DATASET,
+    PAPER,
     RUNS,
     Sweep,
+    chance_loss,
     cost,
     grid_steps,
     sweep,
@@ -78,11 +81,11 @@ def load_sweeps(paths: list[str | Path]) -> pd.DataFrame:
 
     def rows(m: dict) -> list[dict]:
         spec = Sweep.parse(m["run"])
+        chance = chance_loss(spec.data)
         return [{"branch": spec.branch, "parameterization": BRANCHES[spec.branch], "depth": spec.depth,
                  "width": spec.width, "lr": float(it["lr"]), "diverged": bool(it["diverged"]),
-                 "train_loss": CHANCE_LOSS if it["train_loss"] is None else min(float(it["train_loss"]),
-                                                                                CHANCE_LOSS),
-                 "test_accuracy": it.get("test_accuracy")} for it in m["items"]]
+                 "train_loss": chance if it["train_loss"] is None else min(float(it["train_loss"]), chance),
+                 "chance_loss": chance, "test_accuracy": it.get("test_accuracy")} for it in m["items"]]
 
     return run_rows(paths, rows)
 
@@ -146,9 +149,10 @@ def settling(df: pd.DataFrame, runs: list[Sweep]) -> tuple[dict[int, float], lis
     import numpy as np
 
     c = [curves(df, r.name) for r in runs]
+    chance = chance_loss(runs[0].data)
     seeds = sorted(set.intersection(*(set(x) for x in c)))
     lrs = sorted(set.intersection(*(set(x[s]) for x in c for s in seeds)))
-    lrs = [lr for lr in lrs if all(x[s][lr] < CHANCE_LOSS for x in c for s in seeds)]
+    lrs = [lr for lr in lrs if all(x[s][lr] < chance for x in c for s in seeds)]
     if not lrs:
         return {}, []
 
@@ -204,6 +208,7 @@ def _loss_panels(df: pd.DataFrame, specs: list[Sweep], out: Path, scale: str, su
     from replikit.reporting.plotting import SEED_CI, sns
 
     d = df[df["run"].isin([s.name for s in specs])].copy()
+    chance = chance_loss(specs[0].data)
     fig, axes = plotting.new_figure(len(BRANCHES), width=4.8)
     top = d["train_loss"].max()
     hue_args = plotting.hue_args(d[hue], ordered=True)  # the same colour per depth (width) in both panels
@@ -211,11 +216,12 @@ def _loss_panels(df: pd.DataFrame, specs: list[Sweep], out: Path, scale: str, su
         sel = d[d["branch"] == branch]
         sns.lineplot(sel, x="lr", y="train_loss", hue=hue, errorbar=SEED_CI, marker="o", ax=ax,
                      legend="full", **hue_args)
-        ax.axhline(CHANCE_LOSS, ls=":", c="grey", lw=0.8)
+        ax.axhline(chance, ls=":", c="grey", lw=0.8)
         if margins is not None:
             _mark_optima(ax, sel, hue, hue_args["palette"], margins.get(branch))
             ax.legend(fontsize=7, title=hue, loc="upper center", bbox_to_anchor=(0.5, -0.27), ncol=2)
-        ax.set(title=label, ylabel="final training loss\n(capped at ln 10)", ylim=(None, top + 0.05))
+        ax.set(title=label, ylabel=f"final training loss\n(capped at ln {round(math.exp(chance))})",
+               ylim=(None, top + 0.05))
         _log2_axis(ax, sel["lr"].unique(), "base learning rate eta0")
     plotting.save(fig, out, title, scale, subset)
     return d
@@ -349,9 +355,11 @@ LIMIT = Source(
     "towards this limit.", WHERE)
 
 
-def _equivalence(label: str, d: dict[int, float], tol: float, edges: list[str]) -> list[Part]:
-    parts = [Part(f"{label} < +{tol} decades", d, tol, direction="below"),
-             Part(f"{label} > -{tol} decades", d, -tol, direction="above")]
+def _equivalence(label: str, d: dict[int, float], tol: float, edges: list[str], foreign: str) -> list[Part]:
+    """The two one-sided parts of an equivalence within +-tol decades; no evidence when an optimum is
+    not located (`edges`) or the margin's pilot ran on other data (`foreign`, dataset_setting)."""
+    parts = [Part(f"{label} < +{tol} decades", d, tol, direction="below", no_evidence=foreign),
+             Part(f"{label} > -{tol} decades", d, -tol, direction="above", no_evidence=foreign)]
     if edges:
         for part in parts:
             part.no_evidence = ("a best learning rate sits at an end of the grid, so its optimum is not "
@@ -368,9 +376,13 @@ def claims(runs: dict[str, list[Sweep]], cfg: dict) -> list[Claim]:
     margins, step = cfg["margins"], min(grid_steps(cfg["lrs"]))
     wd = cfg["width_sweep"]["depth"]
     model = {"mlp": "residual MLP", "rescnn": "residual CNN"}[cfg["model"]]
-    where = (f"; setting: {model} on CIFAR-10 ({cfg['n_train']} training images), SGD for {cfg['steps']} "
-             f"steps at batch {cfg['batch_size']}, muP with base width {cfg['base_width']}, eta0 grid "
-             f"{min(cfg['lrs']):g}..{max(cfg['lrs']):g} in steps of {step:.2f} decades")
+    data = cfg.get("dataset") or DATASET
+    foreign = foreign_margin(PAPER, data, cfg.get("pilot_dataset") or DATASET, "DT-1/3/4's margins")
+    where = (f"; setting: {model} on {datasets.get(data).title} ({cfg['n_train']} training images), SGD "
+             f"for {cfg['steps']} steps at batch {cfg['batch_size']}, muP with base width "
+             f"{cfg['base_width']}, eta0 grid {min(cfg['lrs']):g}..{max(cfg['lrs']):g} in steps of "
+             f"{step:.2f} decades")
+
     def equiv_rule(claim: str) -> str:
         return (f"equivalence: both one-sided parts within +-{margins[claim]} decades (`margins`: the shift "
                 f"that costs {MARGIN_LOSS_COST:.0%} of the optimal loss at the curvature measured in a pilot "
@@ -380,7 +392,7 @@ def claims(runs: dict[str, list[Sweep]], cfg: dict) -> list[Claim]:
     def transfer(a: Sweep, b: Sweep, label: str, claim: str):
         def measure(r: dict) -> list[Part]:
             d, edges = shift(r["sweeps"], a, b)
-            return _equivalence(label, d, margins[claim], edges)
+            return _equivalence(label, d, margins[claim], edges, foreign)
         return measure
 
     def transfer_bounded(a: Sweep, b: Sweep, label: str, claim: str):
@@ -389,7 +401,7 @@ def claims(runs: dict[str, list[Sweep]], cfg: dict) -> list[Claim]:
         def measure(r: dict) -> list[Part]:
             d, bounded, missing = bounded_shift(r["sweeps"], a, b)
             note = f" [beyond the grid's end, its end used: {', '.join(bounded)}]" if bounded else ""
-            return _equivalence(label + note, d, margins[claim], missing)
+            return _equivalence(label + note, d, margins[claim], missing, foreign)
         return measure
 
     def contrast(plain: tuple[Sweep, Sweep], scaled: tuple[Sweep, Sweep], span: str):
@@ -513,7 +525,7 @@ SPEC = Paper(
     load_results=lambda files: {"sweeps": load_sweeps(files["metrics"])}, claims=claims, cost=cost,
     title="Depthwise Hyperparameter Transfer in Residual Networks: Dynamics and Scaling Limit (Bordelon, "
     "Noci, Li, Hanin, Pehlevan, ICLR 2024)",
-    dataset=lambda cfg, figure: DATASET,
+    dataset=lambda cfg, figure: cfg.get("dataset") or DATASET,
     departures=(
         Departure("model", "a residual CNN with one 3x3 convolution per residual branch, no normalization "
                   "layers, average pooling after each third of the blocks (models/scaled.py)",

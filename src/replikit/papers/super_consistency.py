@@ -6,7 +6,8 @@ One kind of run, one job per (run, seed): every width of one parameterization, t
     train_param-{mup|ntk}
 
 Residual MLPs of `replikit.models.scaled` (N(0, 1) weights, 1/sqrt(fan-in) multipliers, residual
-branches times 1/sqrt(L), a zero-initialised readout divided by gamma) on flattened CIFAR-10 images,
+branches times 1/sqrt(L), a zero-initialised readout divided by gamma) on flattened images (the
+paper's CIFAR-10, or the dataset of config key `dataset`; a run on another carries it in its name),
 trained by SGD at eta0 * gamma^2 on the cross-entropy:
 
 - `mup`: gamma = sqrt(N / N0), so the SGD rate grows with the width N (muP, gamma0 = 1);
@@ -34,7 +35,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 import torch
@@ -44,35 +45,44 @@ from replikit.core.progress import Progress
 from replikit.core.seeding import derive_seed, seed_everything
 from replikit.data.datasets import size_errors
 from replikit.data.prepare import batch_order
-from replikit.papers.interface import Job, Run, Runs, Stage, dataset_files
+from replikit.papers.dataset_setting import dataset_errors, run_dataset
+from replikit.papers.interface import OMITTED_AT_DEFAULT, Job, Run, Runs, Stage, dataset_files
 
 PAPER = "super_consistency"
 RESULTS = f"results/{PAPER}"
 PARAMS = {"mup": "muP", "ntk": "NTK"}  # run name -> label
 MODES = {"mup": "mup", "ntk": "ntp"}  # run name -> replikit.models.scaled mode
 RUN_FILES = {"metrics": f"{RESULTS}/runs/{{run}}/seed{{seed}}/metrics.json"}
-DATASET = "cifar10"
-N_CLASSES = 10
+DATASET = "cifar10"  # the paper's; runs on another (config key `dataset`) carry it in their names
 RUN_KEYS = ("widths", "base_width", "depth", "eta0", "steps", "batch_size", "n_train", "hessian_batch",
             "measure_every", "power_iters")
 
 
 @dataclass(frozen=True)
 class Train(Run):
-    """Every width of one parameterization, e.g. train_param-mup."""
+    """Every width of one parameterization, e.g. train_param-mup, and the dataset where it is not the
+    paper's (None: CIFAR-10; left out of the name then)."""
 
     kind: ClassVar[str] = "train"
     param: str
+    dataset: str | None = field(default=None, metadata=OMITTED_AT_DEFAULT)
 
     def __post_init__(self) -> None:
         if self.param not in PARAMS:
             raise ValueError(f"not a super-consistency run: param {self.param!r} "
                              f"(one of {', '.join(PARAMS)})")
+        if self.dataset == DATASET:
+            raise ValueError(f"runs on {DATASET}, the paper's dataset, are named without it (dataset=None)")
+
+    @property
+    def data(self) -> str:
+        """The dataset the run trains on."""
+        return self.dataset or DATASET
 
 
 def experiment_runs(cfg: dict) -> dict[str, list[Train]]:
     """Every figure compares the two parameterizations."""
-    both = [Train(p) for p in PARAMS]
+    both = [Train(p, run_dataset(cfg, DATASET)) for p in PARAMS]
     return {"sharpness_trajectories": both, "sharpness_spread": both, "feature_movement": both}
 
 
@@ -90,7 +100,9 @@ def config_errors(cfg: dict) -> list[str]:
     if cfg["steps"] % cfg["measure_every"]:
         errors.append(f"config key '{key}.steps' ({cfg['steps']}) is not a multiple of "
                       f"'{key}.measure_every' ({cfg['measure_every']}): the last step must be measured")
-    return errors + size_errors(f"{key}.n_train", cfg["n_train"], DATASET, "train")
+    data = cfg.get("dataset") or DATASET
+    return errors + (dataset_errors(f"{key}.dataset", data)
+                     or size_errors(f"{key}.n_train", cfg["n_train"], data, "train"))
 
 
 def run_config(cfg: dict, run: str) -> dict:
@@ -118,7 +130,7 @@ def prepare(data: dict, cfg: dict, seed: int, device: torch.device) -> dict[str,
     return {k: v.to(device) for k, v in {"x": x, "y": y, "x_h": x[:h], "y_h": y[:h]}.items()}
 
 
-def build(param: str, width: int, cfg: dict, seed: int, d_in: int,
+def build(param: str, width: int, cfg: dict, seed: int, d_in: int, n_classes: int,
           device: torch.device) -> torch.nn.Module:
     """The seed's network of `width`: its weights depend on (seed, width) only, not on the
     parameterization (which sets the readout's divisor and the learning rate)."""
@@ -126,7 +138,7 @@ def build(param: str, width: int, cfg: dict, seed: int, d_in: int,
 
     scaling = Scaling(MODES[param], width, 1.0, cfg["base_width"])
     g = torch.Generator().manual_seed(derive_seed(seed, "init", cfg["depth"], width))
-    return build_scaled("mlp", (d_in,), scaling, 1, N_CLASSES, cfg["depth"], g).to(device)
+    return build_scaled("mlp", (d_in,), scaling, 1, n_classes, cfg["depth"], g).to(device)
 
 
 def measure(model: torch.nn.Module, d: dict, start: list[torch.Tensor], iters: int) -> tuple[dict, list]:
@@ -140,12 +152,12 @@ def measure(model: torch.nn.Module, d: dict, start: list[torch.Tensor], iters: i
             "sharpness": value * model.scaling.gamma ** 2, "hvps": used}, vector
 
 
-def train_width(param: str, width: int, cfg: dict, d: dict, order: torch.Tensor, seed: int,
+def train_width(param: str, width: int, cfg: dict, d: dict, n_classes: int, order: torch.Tensor, seed: int,
                 device: torch.device) -> dict:
     """One network: SGD at eta0 gamma^2 for `steps`, measured every `measure_every` steps."""
     from replikit.methods.curvature import feature_movement, random_direction
 
-    model = build(param, width, cfg, seed, d["x"].shape[1], device)
+    model = build(param, width, cfg, seed, d["x"].shape[1], n_classes, device)
     lr = model.scaling.lr(cfg["eta0"])
     opt = torch.optim.SGD(model.parameters(), lr=lr)
     with torch.no_grad():
@@ -175,6 +187,8 @@ def train_width(param: str, width: int, cfg: dict, d: dict, order: torch.Tensor,
 
 def run(spec: Train | str, cfg: dict, data: dict, seed: int, device: torch.device | str = "cpu") -> dict:
     """Every width of one parameterization for one seed, on the same batches: JSON-ready."""
+    from replikit.data.datasets import class_count
+
     spec = Train.parse(spec) if isinstance(spec, str) else spec
     device = torch.device(device)
     seed_everything(seed, device=device)
@@ -184,7 +198,7 @@ def run(spec: Train | str, cfg: dict, data: dict, seed: int, device: torch.devic
     widths = sorted(cfg["widths"])
     report, items = Progress("width", len(widths)), []
     for k, width in enumerate(widths, 1):  # one progress line per network
-        items.append(train_width(spec.param, int(width), cfg, d, order, seed, device))
+        items.append(train_width(spec.param, int(width), cfg, d, class_count(spec.data), order, seed, device))
         last = items[-1]["points"][-1]
         report.update(k, width=width, sharpness=last["sharpness"], loss=last["loss"],
                       feature_movement=last["feature_movement"])
@@ -200,7 +214,12 @@ def train_job(job: Job) -> None:
     job.write("metrics", run(job.wildcards["run"], job.cfg, data, seed, job.device))
 
 
+def run_inputs(cfg: dict, w) -> dict[str, str]:
+    """A run's prepared dataset: the one its name carries."""
+    return dataset_files(Train.parse(w.run).data)
+
+
 RUNS = Runs(PAPER, Train, experiment_runs, RUN_FILES,
-            stages=(Stage("train", RUN_FILES, train_job, inputs=lambda cfg, w: dataset_files(DATASET),
+            stages=(Stage("train", RUN_FILES, train_job, inputs=run_inputs,
                           config=lambda cfg, w: run_config(cfg, w.run)),),
             config_errors=config_errors)

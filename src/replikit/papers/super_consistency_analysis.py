@@ -10,8 +10,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from replikit.data import datasets
+from replikit.papers.dataset_setting import foreign_margin
 from replikit.papers.interface import Figure, Paper
-from replikit.papers.super_consistency import PARAMS, RUNS, Train, run_config
+from replikit.papers.super_consistency import DATASET, PAPER, PARAMS, RUNS, Train, run_config
 from replikit.reporting import plotting
 from replikit.reporting.plotting import SEED_CI, sns
 from replikit.scoring.aggregate import run_rows
@@ -216,8 +218,9 @@ def figure_feature_movement(df: pd.DataFrame, specs: list[Train], out: Path, sca
 
 
 FIGURES = (
-    Figure("sharpness_trajectories", "Residual MLPs on flattened CIFAR-10 images trained by SGD at eta0 "
-           "gamma^2 under muP (left; gamma = sqrt(N / N0)) and the NTK parameterization (right; gamma = 1), "
+    Figure("sharpness_trajectories", "Residual MLPs on flattened images (the banner names the dataset) "
+           "trained by SGD at eta0 gamma^2 under muP (left; gamma = sqrt(N / N0)) and the NTK "
+           "parameterization (right; gamma = 1), "
            "one line per width N (the two are the same network at the base width N0). The sharpness is the "
            "top eigenvalue of the loss Hessian times gamma^2 on a fixed batch of training images, by power "
            "iteration; gradient descent at eta0 gamma^2 is stable while it is below 2 / eta0 (dashed). The "
@@ -244,7 +247,10 @@ def claims(runs: dict[str, list[Train]], cfg: dict) -> list[Claim]:
     """SC-1..SC-3 for this configuration; results = {"points": ...}."""
     widths, base = sorted(int(w) for w in cfg["widths"]), int(cfg["base_width"])
     widest, margins = widths[-1], cfg["margins"]
-    setting = (f"; setting: residual MLP with {cfg['depth']} residual blocks, widths {widths} (base {base}), "
+    data = cfg.get("dataset") or DATASET
+    foreign = foreign_margin(PAPER, data, cfg.get("pilot_dataset") or DATASET, "SC-1's and SC-3's margins")
+    setting = (f"; setting: residual MLP with {cfg['depth']} residual blocks on {datasets.get(data).title}, "
+               f"widths {widths} (base {base}), "
                f"SGD at eta0 {cfg['eta0']:g} times gamma^2, batch {cfg['batch_size']}, {cfg['steps']} steps, "
                f"sharpness every {cfg['measure_every']} steps on {cfg['hessian_batch']} training images "
                f"({cfg['power_iters']} power iterations at most)")
@@ -252,7 +258,7 @@ def claims(runs: dict[str, list[Train]], cfg: dict) -> list[Claim]:
     def sc1_parts(r: dict, param: str) -> list[Part]:
         return [Part(f"{PARAMS[param]}: log10 sharpness spread over widths {widths}, averaged along "
                      f"training, < {margins['sharpness']:g} decades", trajectory_spread(r["points"], param),
-                     margins["sharpness"], "below")]
+                     margins["sharpness"], "below", no_evidence=foreign)]
 
     def sc2_parts(r: dict, at_start: bool) -> list[Part]:
         ntk = trajectory_spread(r["points"], "ntk", at_start)
@@ -267,9 +273,9 @@ def claims(runs: dict[str, list[Train]], cfg: dict) -> list[Claim]:
         m, f, s = margins["features"], PARAMS[fading], PARAMS[staying]
         return [Part(f"{f}: log10 feature movement at width {widest} minus at {base}", fades, 0.0, "below"),
                 Part(f"{s}: log10 feature movement at width {widest} minus at {base} < +{m:g}", stays, m,
-                     "below"),
+                     "below", no_evidence=foreign),
                 Part(f"{s}: log10 feature movement at width {widest} minus at {base} > -{m:g}", stays, -m,
-                     "above")]
+                     "above", no_evidence=foreign)]
 
     def sc1(r: dict) -> list[Part]:
         return sc1_parts(r, "mup")
@@ -347,19 +353,21 @@ def cost(cfg: dict, run: str):
     import torch
     import torch.nn.functional as F
 
+    from replikit.data.datasets import class_count, image_shape
     from replikit.methods.step_cost import JobPlan, Piece, Setup, fake_module
     from replikit.papers.super_consistency import build
 
     spec = Train.parse(run)
     rc = run_config(cfg, run)
-    d_in = 3 * 32 * 32
+    d_in, n_classes = math.prod(image_shape(spec.data)), class_count(spec.data)
     pieces = []
     points = rc["steps"] // rc["measure_every"] + 1
     for width in sorted(rc["widths"]):
         for batch, steps in ((rc["batch_size"], rc["steps"]),
                                    (rc["hessian_batch"], points * (2 * rc["power_iters"] + 1))):
             def setup(width: int = width, batch: int = batch) -> Setup:
-                model = fake_module(lambda: build(spec.param, width, rc, 0, d_in, torch.device("cpu")))
+                model = fake_module(lambda: build(spec.param, width, rc, 0, d_in, n_classes,
+                                                  torch.device("cpu")))
                 opt = torch.optim.SGD(model.parameters(), lr=1.0)
                 x, y = torch.empty(batch, d_in), torch.zeros(batch, dtype=torch.long)
                 return Setup(model, lambda: F.cross_entropy(model(x, 0), y), opt, [x, y])
@@ -375,9 +383,9 @@ SPEC = Paper(
     load_results=lambda files: {"points": load_points(files["metrics"])},
     title="Super Consistency of Neural Network Landscapes and Learning Rate Transfer (Noci, Meterez, "
     "Hofmann, Orvieto, NeurIPS 2024)",
-    dataset=lambda cfg, figure: "cifar10",
+    dataset=lambda cfg, figure: cfg.get("dataset") or DATASET,
     departures=(Departure(
-        "model", "residual MLPs on flattened CIFAR-10 images (models/scaled.py), depth and widths ours",
+        "model", "residual MLPs on flattened images (models/scaled.py), depth and widths ours",
         "ResNets and Vision Transformers on vision benchmarks, Transformers on WikiText",
         "the abstract names the architectures, not their sizes; an MLP keeps the Hessian's power iteration "
         "affordable on a CPU"),
