@@ -142,24 +142,73 @@ def benchmark_seconds(tree: Path) -> dict[str, dict[str, float]]:
 STAMP = re.compile(r"^\[(\w{3} \w{3} +\d+ \d\d:\d\d:\d\d \d{4})\]", re.M)
 
 
-def log_wall_seconds(log: Path) -> float | None:
-    """Seconds between the first and the last timestamp of a Snakemake log; None without two."""
+def log_span(log: Path) -> tuple[dt.datetime, dt.datetime] | None:
+    """The first and the last timestamp of a Snakemake log (local time, as it writes them); None
+    without two."""
     stamps = [dt.datetime.strptime(" ".join(s.split()), "%a %b %d %H:%M:%S %Y")
               for s in STAMP.findall(log.read_text())]
-    return (stamps[-1] - stamps[0]).total_seconds() if len(stamps) > 1 else None
+    return (stamps[0], stamps[-1]) if len(stamps) > 1 else None
 
 
-def run_time(tree: Path, log: Path | None = None) -> dict:
+def log_wall_seconds(log: Path) -> float | None:
+    """Seconds between the first and the last timestamp of a Snakemake log; None without two."""
+    span = log_span(log)
+    return (span[1] - span[0]).total_seconds() if span else None
+
+
+def paused_intervals(pauses: Path) -> list[tuple[dt.datetime, dt.datetime]]:
+    """The intervals a run was paused (SIGSTOP to SIGCONT, so that other work had the cores), from a
+    JSON-lines file of {"paused": unix seconds} and {"resumed": unix seconds} in order; an unmatched
+    pause or resume is an error (the file does not describe the run)."""
+    out, start = [], None
+    for line in pauses.read_text().splitlines():
+        if not line.strip():
+            continue
+        event = json.loads(line)
+        if "paused" in event and start is None:
+            start = event["paused"]
+        elif "resumed" in event and start is not None:
+            out.append((start, event["resumed"]))
+            start = None
+        else:
+            expected = "a pause" if start is None else "a resume"
+            raise SystemExit(f"{pauses}: {line!r} where {expected} was due; each pause needs its resume, "
+                             "in order")
+    if start is not None:
+        raise SystemExit(f"{pauses}: the last pause has no resume (is the run still paused?)")
+    return [(dt.datetime.fromtimestamp(a), dt.datetime.fromtimestamp(b)) for a, b in out]
+
+
+def _overlap(a: tuple[dt.datetime, dt.datetime], b: tuple[dt.datetime, dt.datetime]) -> float:
+    return max(0.0, (min(a[1], b[1]) - max(a[0], b[0])).total_seconds())
+
+
+def calls_wall(logs: list[Path], pauses: Path | None = None) -> dict:
+    """The wall time of a run made in one or more Snakemake calls (one log each; a run stopped and
+    resumed), summed over the calls, less the time it was paused within them (`pauses`)."""
+    spans = [span for log in logs if (span := log_span(log))]
+    paused = paused_intervals(pauses) if pauses else []
+    gone = sum(_overlap(s, p) for s in spans for p in paused)
+    wall = sum((s[1] - s[0]).total_seconds() for s in spans)
+    return {"wall_s": round(wall - gone, 1) if spans else None, "calls": len(spans),
+            "paused_s": round(gone, 1)}
+
+
+def run_time(tree: Path, log: Path | list[Path] | None = None, pauses: Path | None = None) -> dict:
     """What a run took: per paper and in all, jobs, job and CPU seconds (its benchmark files), and its
-    wall time (its Snakemake log, when given)."""
+    wall time (its Snakemake logs, when given: summed over the calls, less the pauses)."""
     per_paper = benchmark_seconds(tree)
+    logs = [log] if isinstance(log, Path) else list(log or [])
+    wall = calls_wall(logs, pauses) if logs else {"wall_s": None}
+    if wall.get("calls") == 1 and not wall["paused_s"]:
+        wall = {"wall_s": wall["wall_s"]}  # one call, never paused: as before
     return {"per_paper": per_paper, "jobs": sum(v["jobs"] for v in per_paper.values()),
             "job_s": round(sum(v["job_s"] for v in per_paper.values()), 1),
-            "cpu_s": round(sum(v["cpu_s"] for v in per_paper.values()), 1),
-            "wall_s": log_wall_seconds(log) if log else None}
+            "cpu_s": round(sum(v["cpu_s"] for v in per_paper.values()), 1), **wall}
 
 
-def publish_scorecard(scale: str, tree: Path, log: Path | None = None, out: Path = PUBLISHED) -> dict:
+def publish_scorecard(scale: str, tree: Path, log: Path | list[Path] | None = None, out: Path = PUBLISHED,
+                      pauses: Path | None = None) -> dict:
     """A scale's snapshot from a finished run's tree: every scorecard (results/*/claims.json), the
     code that computed its runs (the scorecards' provenance), and what the run took (its benchmark
     files; wall time from its Snakemake log when given)."""
@@ -178,7 +227,7 @@ def publish_scorecard(scale: str, tree: Path, log: Path | None = None, out: Path
                 dirty |= bool(g.get("dirty"))
     commit = sorted(c for c in commits if c)[0] if len(commits) == 1 else "several: " + ", ".join(
         sorted(str(c)[:10] for c in commits))
-    runtime = run_time(tree, log)
+    runtime = run_time(tree, log, pauses)
     snap = {"kind": "scorecard", "scale": scale,
             "made_by": {"commit": commit, "dirty": dirty, "code": code,
                         "how": f"python -m replikit.tools.publish scorecard {scale} TREE"},
@@ -296,7 +345,10 @@ def main(argv: list[str] | None = None) -> int:
     sc = sub.add_parser("scorecard", help="a scale's snapshot from a finished run's tree")
     sc.add_argument("scale", choices=SCALES)
     sc.add_argument("tree", type=Path, help="the run's output tree (holds results/ and logs/)")
-    sc.add_argument("--log", type=Path, help="the run's Snakemake log (.snakemake/log/...): its wall time")
+    sc.add_argument("--log", type=Path, nargs="+", help="the run's Snakemake log (.snakemake/log/...): its "
+                    "wall time; a run made in several calls (stopped and resumed) gives each call's log")
+    sc.add_argument("--pauses", type=Path, help="JSON lines of {paused: t} / {resumed: t} (unix seconds): "
+                    "time the run was paused (SIGSTOP) within its calls, left out of its wall time")
     pl = sub.add_parser("plan", help="the plan's totals")
     pl.add_argument("config")
     pl.add_argument("--plan-json", type=Path, help="reuse `python -m replikit.plan CONFIG --json` output")
@@ -313,7 +365,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.action == "reference":
         publish_reference(tree=args.tree, log=args.log)
     elif args.action == "scorecard":
-        publish_scorecard(args.scale, args.tree, args.log)
+        publish_scorecard(args.scale, args.tree, args.log, pauses=args.pauses)
     elif args.action == "plan":
         publish_plan(args.config, args.plan_json, args.made_at)
     elif args.action == "dag":

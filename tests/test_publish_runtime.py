@@ -1,0 +1,58 @@
+"""A run's wall time when it was made in several Snakemake calls (stopped at the end of a session and
+resumed in the next) and paused within them (SIGSTOP, so that other work had the cores): the calls'
+spans summed, less the pauses that fall inside them (`python -m replikit.tools.publish scorecard
+SCALE TREE --log LOG... --pauses FILE`)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+
+import pytest
+
+from replikit.tools import publish
+
+
+def _log(path: Path, *stamps: dt.datetime) -> Path:
+    path.write_text("".join(f"[{t.strftime('%a %b %d %H:%M:%S %Y')}]\nrule x:\n" for t in stamps))
+    return path
+
+
+def _pauses(path: Path, *pairs: tuple[dt.datetime, dt.datetime]) -> Path:
+    lines = [json.dumps(event) for a, b in pairs for event in ({"paused": a.timestamp()},
+                                                               {"resumed": b.timestamp()})]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+T0 = dt.datetime(2026, 11, 29, 9, 0, 0)
+
+
+def _at(minutes: float) -> dt.datetime:
+    return T0 + dt.timedelta(minutes=minutes)
+
+
+def test_two_calls_sum_and_the_pauses_inside_them_are_left_out(tmp_path):
+    first = _log(tmp_path / "a.log", _at(0), _at(30), _at(60))  # 60 min
+    second = _log(tmp_path / "b.log", _at(200), _at(240))  # 40 min, after a gap between sessions
+    # 10 min paused in the first call, 5 in the second, 20 between the calls (not run time at all)
+    pauses = _pauses(tmp_path / "p.jsonl", (_at(10), _at(20)), (_at(100), _at(120)), (_at(230), _at(235)))
+    wall = publish.calls_wall([first, second], pauses)
+    assert wall == {"wall_s": (60 + 40 - 10 - 5) * 60.0, "calls": 2, "paused_s": 15 * 60.0}
+
+
+def test_one_call_never_paused_reads_as_before(tmp_path):
+    log = _log(tmp_path / "a.log", _at(0), _at(12))
+    assert publish.run_time(tmp_path, log)["wall_s"] == 720.0
+    assert "calls" not in publish.run_time(tmp_path, log)
+
+
+def test_a_pause_without_its_resume_is_an_error(tmp_path):
+    path = tmp_path / "p.jsonl"
+    path.write_text(json.dumps({"paused": 1.0}) + "\n")
+    with pytest.raises(SystemExit, match="no resume"):
+        publish.paused_intervals(path)
+    path.write_text(json.dumps({"resumed": 1.0}) + "\n")
+    with pytest.raises(SystemExit, match="a pause was due"):
+        publish.paused_intervals(path)
