@@ -254,3 +254,82 @@ def test_a_curve_with_its_best_rate_at_an_end_of_the_grid_has_no_curvature():
     k = relative_curvature({1.0: 0.7, 2.0: 0.5, 4.0: 0.7}, minimize=True)
     assert k == pytest.approx(0.2 / math.log10(2) ** 2 / 0.5)  # curvature 0.2 per step^2 over the minimum 0.5
     assert relative_curvature({1.0: 0.3, 2.0: 0.5, 4.0: 0.3}) == pytest.approx(0.2 / math.log10(2) ** 2 / 0.5)
+
+
+# ---------------------------------------------------------------- DT-3's and DT-4's falsifier: SP
+
+
+def test_sp_sweeps_are_named_apart_and_start_from_muPs_weights(smoke):
+    sp = dt.sweep("sqrtl", 2, 32, param="sp")
+    assert sp.name == "sweep_branch-sqrtl_depth-2_width-32_param-sp" and dt.Sweep.parse(sp.name) == sp
+    assert dt.sweep("sqrtl", 2, 32).name == "sweep_branch-sqrtl_depth-2_width-32"  # muP keeps its name
+    ws = smoke["width_sweep"]
+    assert {(s.branch, s.width) for s in dt.experiment_runs(smoke)["loss_vs_lr_width_sp"]} == {
+        (b, w) for b in dt.BRANCHES for w in (min(ws["widths"]), max(ws["widths"]))}
+    mup = dt.build(dt.sweep("sqrtl", 2, 32), smoke, 3, (12,), torch.device("cpu"))
+    net = dt.build(sp, smoke, 3, (12,), torch.device("cpu"))
+    assert all(torch.equal(p, q) for p, q in zip(mup.parameters(), net.parameters(), strict=True))
+    assert net.scaling.gamma == 1.0 and mup.scaling.gamma != 1.0
+
+
+def test_sp_trains_every_weight_at_its_fan_in_times_one_rate_and_mup_at_one_rate(smoke):
+    """SP's one rate eta0 / N0 on N(0, 1/fan-in) weights is, on this network's N(0, 1) weights, that
+    rate times each weight's fan-in; muP keeps its single rate eta0 * gamma^2."""
+    sp = dt.sweep("sqrtl", 2, 32, param="sp")
+    net = dt.build(sp, smoke, 0, (12,), torch.device("cpu"))
+    groups, lr = dt.sgd_rates(net, sp, 4.0, smoke["base_width"])
+    assert lr == 4.0 / smoke["base_width"]
+    fans = {name: g["lr"] / lr for (name, _), g in zip(net.named_parameters(), groups, strict=True)}
+    assert fans == {"inp": 12, "blocks.0": 32, "blocks.1": 32, "head.weight": 32}
+    mup = dt.build(dt.sweep("sqrtl", 2, 32), smoke, 0, (12,), torch.device("cpu"))
+    (group,), rate = dt.sgd_rates(mup, dt.sweep("sqrtl", 2, 32), 4.0, smoke["base_width"])
+    assert rate == group["lr"] == mup.scaling.lr(4.0)
+
+
+def test_sp_reads_one_sgd_step_as_the_standard_parameterization_does(smoke):
+    """One SGD step of the SP sweep on the N(0, 1) network equals one step of PyTorch-style SP (weights
+    N(0, 1/fan-in), no multipliers, one rate) on the same function: the readout, times 1/sqrt(N)."""
+    import torch.nn.functional as F
+
+    sp = dt.sweep("one", 1, 16, param="sp")
+    net = dt.build(sp, smoke, 0, (12,), torch.device("cpu"))
+    x, y = torch.randn(8, 12, generator=torch.Generator().manual_seed(1)), torch.arange(8) % 10
+    with torch.no_grad():
+        net.head.weight.normal_(generator=torch.Generator().manual_seed(2))
+    w_in, w_b, w_out = (p.detach().clone() for p in (net.inp, net.blocks[0], net.head.weight[0]))
+    # the standard parameterization of the same function, each weight divided by sqrt(fan-in)
+    std = [(w_in / 12 ** 0.5).requires_grad_(), (w_b / 16 ** 0.5).requires_grad_(),
+           (w_out / 16 ** 0.5).requires_grad_()]
+
+    def std_forward(x):
+        h = x @ std[0].T
+        h = h + F.relu(h) @ std[1].T
+        return F.relu(h) @ std[2].T
+
+    assert torch.allclose(std_forward(x), net(x, 0), atol=1e-5)
+    groups, lr = dt.sgd_rates(net, sp, 2.0, smoke["base_width"])
+    opt = torch.optim.SGD(groups, lr=lr)
+    F.cross_entropy(net(x, 0), y).backward()
+    opt.step()
+    std_opt = torch.optim.SGD(std, lr=lr)
+    F.cross_entropy(std_forward(x), y).backward()
+    std_opt.step()
+    assert torch.allclose(std_forward(x), net(x, 0), atol=1e-4)
+
+
+def test_the_sp_falsifier_reads_not_replicated_when_sps_optimum_moves_and_cannot_discriminate_when_not(smoke):
+    step = math.log10(2)
+    rng = np.random.default_rng(0)
+    widest = max(smoke["width_sweep"]["widths"])
+
+    def centre(s, seed):  # muP's optimum stays; SP's moves one grid step lower at the widest width
+        return MID - step * (s.param == "sp" and s.width == widest) + rng.normal(0, 0.03)
+
+    rows = _verdicts(smoke, sweeps(smoke, centre))
+    for claim in ("DT-3", "DT-4"):
+        assert rows[claim]["verdict"] == "replicated"
+        assert rows[claim]["falsifier"]["verdict"] == "not replicated"
+        assert rows[claim]["standing"] == "replication"
+    rows = _verdicts(smoke, sweeps(smoke, lambda s, seed: MID + rng.normal(0, 0.03)))
+    assert rows["DT-3"]["falsifier"]["verdict"] == "replicated"
+    assert rows["DT-3"]["standing"] == "cannot discriminate"

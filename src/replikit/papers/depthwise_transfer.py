@@ -44,6 +44,8 @@ if TYPE_CHECKING:
 PAPER = "depthwise_transfer"
 RESULTS = f"results/{PAPER}"
 BRANCHES = {"sqrtl": "muP + 1/sqrt(L) branches", "one": "muP, unscaled branches"}
+# the width parameterization: muP (the paper's), or the standard one (SP), DT-3's and DT-4's falsifier
+PARAMS = {"mup": "muP", "sp": "SP"}
 RUN_FILES = {"metrics": f"{RESULTS}/runs/{{run}}/seed{{seed}}/metrics.json"}
 DATASET = "cifar10"  # the paper's; runs on another (config key `dataset`) carry it in their names
 RUN_KEYS = ("model", "base_width", "gamma0", "lrs", "steps", "batch_size", "momentum", "n_train", "n_eval",
@@ -52,19 +54,22 @@ RUN_KEYS = ("model", "base_width", "gamma0", "lrs", "steps", "batch_size", "mome
 
 @dataclass(frozen=True)
 class Sweep(Run):
-    """One learning-rate sweep: branch scale, depth and width, e.g. sweep_branch-sqrtl_depth-4_width-32,
-    and the dataset where it is not the paper's (None: CIFAR-10; left out of the name then)."""
+    """One learning-rate sweep: branch scale, depth and width, e.g. sweep_branch-sqrtl_depth-4_width-32;
+    the parameterization where it is not muP (`param-sp`: the standard one) and the dataset where it is
+    not the paper's (None: CIFAR-10), each left out of the name at its default."""
 
     kind: ClassVar[str] = "sweep"
     branch: str
     depth: int
     width: int
+    param: str = field(default="mup", metadata=OMITTED_AT_DEFAULT)
     dataset: str | None = field(default=None, metadata=OMITTED_AT_DEFAULT)
 
     def __post_init__(self) -> None:
-        if self.branch not in BRANCHES or self.depth < 1 or self.width < 1:
+        if self.branch not in BRANCHES or self.depth < 1 or self.width < 1 or self.param not in PARAMS:
             raise ValueError(f"not a depthwise-transfer sweep: branch {self.branch!r} (one of "
-                             f"{', '.join(BRANCHES)}), depth {self.depth}, width {self.width} (at least 1)")
+                             f"{', '.join(BRANCHES)}), param {self.param!r} (one of {', '.join(PARAMS)}), "
+                             f"depth {self.depth}, width {self.width} (at least 1)")
         if self.dataset == DATASET:
             raise ValueError(f"runs on {DATASET}, the paper's dataset, are named without it (dataset=None)")
 
@@ -74,8 +79,8 @@ class Sweep(Run):
         return self.dataset or DATASET
 
 
-def sweep(branch: str, depth: int, width: int, dataset: str | None = None) -> Sweep:
-    return Sweep(branch, int(depth), int(width), dataset)
+def sweep(branch: str, depth: int, width: int, dataset: str | None = None, param: str = "mup") -> Sweep:
+    return Sweep(branch, int(depth), int(width), param, dataset)
 
 
 def chance_loss(dataset: str) -> float:
@@ -91,9 +96,11 @@ def experiment_runs(cfg: dict) -> dict[str, list[Sweep]]:
     ds = run_dataset(cfg, DATASET)
     by_depth = [sweep(b, d, cfg["base_width"], ds) for b in BRANCHES for d in cfg["depths"]]
     ws = cfg["width_sweep"]
+    ends = (min(ws["widths"]), max(ws["widths"]))  # the SP falsifier compares the two ends only
     return {"loss_vs_lr_depth": by_depth,
             "loss_vs_lr_width": [sweep(b, ws["depth"], w, ds) for b in BRANCHES for w in ws["widths"]],
-            "optimum_vs_depth": by_depth}
+            "optimum_vs_depth": by_depth,
+            "loss_vs_lr_width_sp": [sweep(b, ws["depth"], w, ds, "sp") for b in BRANCHES for w in ends]}
 
 
 def grid_steps(lrs: list[float]) -> list[float]:
@@ -170,24 +177,46 @@ def evaluate(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor,
 
 
 def build(spec: Sweep, cfg: dict, seed: int, shape: tuple[int, ...], device: torch.device) -> torch.nn.Module:
-    """The seed's network: its weights depend on (seed, depth, width) only, not on the branch scale."""
+    """The seed's network: its weights depend on (seed, depth, width) only, not on the branch scale or
+    the parameterization. SP is the NTP network (readout divided by 1, not by muP's gamma)."""
     from replikit.data.datasets import class_count
     from replikit.models.scaled import Scaling, build_scaled
 
-    scaling = Scaling("mup", spec.width, cfg["gamma0"], cfg["base_width"])
+    mode = "mup" if spec.param == "mup" else "ntp"
+    scaling = Scaling(mode, spec.width, cfg["gamma0"], cfg["base_width"])
     g = torch.Generator().manual_seed(derive_seed(seed, "init", spec.depth, spec.width))
     model = build_scaled(cfg["model"], shape, scaling, 1, class_count(spec.data), spec.depth, g,
                          depth_scaling=spec.branch == "sqrtl")
     return model.to(device)
 
 
+def fan_in(name: str, p: torch.Tensor) -> int:
+    """A weight's fan-in in models.scaled's networks: the readout's last axis (width), every other
+    weight's axes after the first (inputs, times 3x3 for a convolution)."""
+    return p.shape[-1] if name.startswith("head") else math.prod(p.shape[1:])
+
+
+def sgd_rates(model: torch.nn.Module, spec: Sweep, eta0: float, base_width: int) -> tuple[list[dict], float]:
+    """SGD's parameter groups and its learning rate. muP: eta0 * gamma^2 for every weight. SP: one rate
+    eta0 / N0 for every weight of the standard parameterization (weights N(0, 1 / fan-in), no
+    multipliers); in this network's form (weights N(0, 1), multiplied by fan-in^-1/2) the same SGD
+    gives each weight that rate times its fan-in. At the base width N0 its hidden weights then move
+    at muP's rate, and SP differs from muP by its readout and its input layer's rate."""
+    if spec.param == "mup":
+        lr = model.scaling.lr(eta0)
+        return [{"params": list(model.parameters()), "lr": lr}], lr
+    lr = eta0 / base_width
+    return [{"params": [p], "lr": lr * fan_in(n, p)} for n, p in model.named_parameters()], lr
+
+
 def train_one(spec: Sweep, cfg: dict, d: dict, order: torch.Tensor, eta0: float, seed: int,
               device: torch.device) -> dict:
-    """Train one network at base learning rate eta0 (SGD at eta0 * gamma^2); its final losses."""
+    """Train one network at base learning rate eta0 (`sgd_rates`: muP's eta0 * gamma^2 or SP's); its
+    final losses."""
     model = build(spec, cfg, seed, tuple(d["x"].shape[1:]), device)
     chance = chance_loss(spec.data)
-    lr = model.scaling.lr(eta0)
-    opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=cfg["momentum"])
+    groups, lr = sgd_rates(model, spec, eta0, cfg["base_width"])
+    opt = torch.optim.SGD(groups, lr=lr, momentum=cfg["momentum"])
     for step, idx in enumerate(order, 1):
         loss = F.cross_entropy(model(d["x"][idx], 0), d["y"][idx])
         if not math.isfinite(loss.item()) or loss.item() > 100 * chance:

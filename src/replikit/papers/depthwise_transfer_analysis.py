@@ -14,6 +14,7 @@ from replikit.papers.depthwise_transfer import (
     BRANCHES,
     DATASET,
     PAPER,
+    PARAMS,
     RUNS,
     Sweep,
     chance_loss,
@@ -82,7 +83,8 @@ def load_sweeps(paths: list[str | Path]) -> pd.DataFrame:
     def rows(m: dict) -> list[dict]:
         spec = Sweep.parse(m["run"])
         chance = chance_loss(spec.data)
-        return [{"branch": spec.branch, "parameterization": BRANCHES[spec.branch], "depth": spec.depth,
+        return [{"branch": spec.branch, "parameterization": BRANCHES[spec.branch], "param": spec.param,
+                 "depth": spec.depth,
                  "width": spec.width, "lr": float(it["lr"]), "diverged": bool(it["diverged"]),
                  "train_loss": chance if it["train_loss"] is None else min(float(it["train_loss"]), chance),
                  "chance_loss": chance, "test_accuracy": it.get("test_accuracy")} for it in m["items"]]
@@ -203,16 +205,26 @@ def _mark_optima(ax, sel: pd.DataFrame, hue: str, colours: dict, margin: tuple[s
 
 
 def _loss_panels(df: pd.DataFrame, specs: list[Sweep], out: Path, scale: str, subset: bool, hue: str,
-                 title: str, margins: dict[str, tuple[str, float]] | None = None) -> pd.DataFrame:
+                 title: str, margins: dict[str, tuple[str, float]] | None = None,
+                 levels: list | None = None) -> pd.DataFrame:
+    """One panel per branch scale: the final training loss against eta0, one curve per `hue` level,
+    each level in its colour among `levels` (all the levels a sibling figure draws, so that one width
+    has one colour in both), or among those drawn here."""
     from replikit.reporting import plotting
     from replikit.reporting.plotting import SEED_CI, sns
 
     d = df[df["run"].isin([s.name for s in specs])].copy()
     chance = chance_loss(specs[0].data)
+    param = "" if specs[0].param == "mup" else f"{PARAMS[specs[0].param]}, "
     fig, axes = plotting.new_figure(len(BRANCHES), width=4.8)
     top = d["train_loss"].max()
-    hue_args = plotting.hue_args(d[hue], ordered=True)  # the same colour per depth (width) in both panels
+    # the same colour per depth (width) in both panels
+    colours = plotting.hue_colours(d[hue] if levels is None else levels, ordered=True)
+    drawn = set(d[hue])
+    hue_args = {"hue_order": [k for k in colours if k in drawn],
+                "palette": {k: v for k, v in colours.items() if k in drawn}}
     for ax, (branch, label) in zip(axes[0], BRANCHES.items(), strict=True):
+        label = param + (label.removeprefix("muP + ").removeprefix("muP, ") if param else label)
         sel = d[d["branch"] == branch]
         sns.lineplot(sel, x="lr", y="train_loss", hue=hue, errorbar=SEED_CI, marker="o", ax=ax,
                      legend="full", **hue_args)
@@ -241,6 +253,17 @@ def figure_loss_vs_lr_width(df: pd.DataFrame, specs: list[Sweep], out: Path, sca
         if cfg is not None else None
     return _loss_panels(df, specs, out, scale, subset, "width",
                         f"Training loss against learning rate, one curve per width (depth {depth})", margins)
+
+
+def figure_loss_vs_lr_width_sp(df: pd.DataFrame, specs: list[Sweep], out: Path, scale: str,
+                               subset: bool = False, cfg: dict | None = None) -> pd.DataFrame:
+    """DT-3's and DT-4's falsifier: the narrowest and widest networks of the width sweep under SP."""
+    margins = {"sqrtl": ("DT-3", cfg["margins"]["DT-3"]), "one": ("DT-4", cfg["margins"]["DT-4"])} \
+        if cfg is not None else None
+    levels = cfg["width_sweep"]["widths"] if cfg is not None else None
+    return _loss_panels(df, specs, out, scale, subset, "width",
+                        f"The falsifier of DT-3 and DT-4: SP, one curve per width (depth {specs[0].depth})",
+                        margins, levels)
 
 
 def figure_optimum_vs_depth(df: pd.DataFrame, specs: list[Sweep], out: Path, scale: str,
@@ -315,14 +338,21 @@ def figure_optimum_vs_depth(df: pd.DataFrame, specs: list[Sweep], out: Path, sca
 FIGURES = (
     Figure("loss_vs_lr_depth", "Final training loss against the base learning rate eta0 (SGD), one curve per "
            "depth, at the base width: muP with residual branches scaled by 1/sqrt(L) (left, the paper's "
-           "parameterization) and plain muP residuals (right). Diverged runs count as the chance loss ln 10 "
-           "(dotted). Bands: 90% t-interval over seeds.", figure_loss_vs_lr_depth, "sweeps"),
+           "parameterization) and plain muP residuals (right). Diverged runs count as the chance loss, ln of "
+           "the class count (dotted). Bands: 90% t-interval over seeds.", figure_loss_vs_lr_depth, "sweeps"),
     Figure("loss_vs_lr_width", "The same across widths at a fixed depth. Triangles: each width's mean "
            "loss-optimal eta0 (the parabola vertex; hollow where some seed's best eta0 sits at an end of the "
            "grid); grey: DT-3's (left) and DT-4's (right) margin (`margins`) around the narrowest width's "
            "mean optimum. Whether the optimum transfers across width is those claims' verdict, which this "
            "figure illustrates but does not decide. Bands: 90% t-interval over seeds.",
            figure_loss_vs_lr_width, "sweeps", takes_config=True),
+    Figure("loss_vs_lr_width_sp", "DT-3's and DT-4's falsifier: the narrowest and the widest network of the "
+           "width sweep under the standard parameterization (SP: one SGD rate eta0 / N0 for weights "
+           "N(0, 1/fan-in), the readout without muP's 1/gamma), from the same initial weights and batches. "
+           "Under SP the optimal learning rate is expected to move with width, so the optimum should leave "
+           "the margin (grey, as in the muP figure) that muP's must stay in. Triangles and colours as in the "
+           "muP width figure. Bands: 90% t-interval over seeds.",
+           figure_loss_vs_lr_width_sp, "sweeps", takes_config=True),
     Figure("optimum_vs_depth", "log10 of the loss-optimal eta0 per seed (dots; the vertex of a parabola "
            "through the best grid point and its two neighbours, dotted lines: the grid) and its mean with a "
            "90% Student-t interval over seeds, against depth, for both parameterizations. A seed whose best "
@@ -371,6 +401,7 @@ def claims(runs: dict[str, list[Sweep]], cfg: dict) -> list[Claim]:
     """DT-1..DT-6 for the runs of this configuration; results = {"sweeps": load_sweeps(...)}."""
     by_depth = {(s.branch, s.depth): s for s in runs["loss_vs_lr_depth"]}
     by_width = {(s.branch, s.width): s for s in runs["loss_vs_lr_width"]}
+    by_sp = {(s.branch, s.width): s for s in runs["loss_vs_lr_width_sp"]}
     depths, widths = sorted(cfg["depths"]), sorted(cfg["width_sweep"]["widths"])
     lo, hi, n_lo, n_hi = depths[0], depths[-1], widths[0], widths[-1]
     margins, step = cfg["margins"], min(grid_steps(cfg["lrs"]))
@@ -443,6 +474,18 @@ def claims(runs: dict[str, list[Sweep]], cfg: dict) -> list[Claim]:
             part.no_evidence = "no learning rate at which every depth trained in every seed"
         return [part]
 
+    def sp_falsifier(branch: str, claim: str) -> Falsifier:
+        """DT-3's (branch sqrtl) or DT-4's (one) statistic under the standard parameterization."""
+        a, b = by_sp[(branch, n_lo)], by_sp[(branch, n_hi)]
+        return Falsifier(
+            "the standard parameterization (SP) instead of muP",
+            "the sentence reports muP as the proposal under which the optimum transfers across width; "
+            "the parameterization it was proposed against is SP, under which the optimal learning rate "
+            "moves with width under one global rate (Yang et al. 2022, arXiv 2203.03466, Tensor Programs V), "
+            "so the optimum should leave the margin; declared before any SP run",
+            transfer_bounded(a, b, f"SP, {'1/sqrt(L)' if branch == 'sqrtl' else 'unscaled'} branches: "
+                             f"log10 optimal eta0, N={n_hi} minus N={n_lo}", claim))
+
     def too_few_depths(c: dict) -> str:
         return "" if len(c["depths"]) >= 3 else f"needs 3 or more depths (depths: {c['depths']})"
 
@@ -488,7 +531,8 @@ def claims(runs: dict[str, list[Sweep]], cfg: dict) -> list[Claim]:
               equiv_rule("DT-3"), transfer(by_width[("sqrtl", n_lo)], by_width[("sqrtl", n_hi)],
                                            f"{sq}: log10 optimal eta0, N={n_hi} minus N={n_lo}", "DT-3"),
               source=TRANSFER, uses=("width_sweep", "margins"),
-              figures=("loss_vs_lr_width",), drawn=(("loss_vs_lr_width", "x"),)),
+              figures=("loss_vs_lr_width", "loss_vs_lr_width_sp"), drawn=(("loss_vs_lr_width", "x"),),
+              falsifier=sp_falsifier("sqrtl", "DT-3")),
         Claim("DT-4", "Under plain muP (no depth scaling) the loss-optimal learning rate stays the same "
               "across widths.", "muP transfers across width (" + QUAL + ")", SOURCE + ", abstract",
               f"per seed: log10 optimal eta0 at width {n_hi} minus at width {n_lo}, plain muP, depth {wd}"
@@ -496,7 +540,8 @@ def claims(runs: dict[str, list[Sweep]], cfg: dict) -> list[Claim]:
               transfer(by_width[("one", n_lo)], by_width[("one", n_hi)],
                        f"plain muP: log10 optimal eta0, N={n_hi} minus N={n_lo}", "DT-4"),
               source=MUP_WIDTH, uses=("width_sweep", "margins"),
-              figures=("loss_vs_lr_width",), drawn=(("loss_vs_lr_width", "x"),)),
+              figures=("loss_vs_lr_width", "loss_vs_lr_width_sp"), drawn=(("loss_vs_lr_width", "x"),),
+              falsifier=sp_falsifier("one", "DT-4")),
         Claim("DT-5", "Without the depth scaling, the optimal learning rate moves down as depth grows.",
               "direction of the shift (" + QUAL + ")", SOURCE + ", abstract",
               f"per seed: log10 optimal eta0 at L={hi} minus at L={lo}, plain muP, width {cfg['base_width']}"

@@ -11,10 +11,6 @@ FALSIFIER_GAPS: dict[str, str] = {
     "cold_posterior/CPE-7": "prior-only against likelihood-only tempering without augmentation, where the "
                             "paper finds no cold posterior effect: two conditions no scale trains "
                             "(about 80 CPU-s at smoke)",
-    "depthwise_transfer/DT-3": "a width sweep under the standard parameterization (SP), where the optimal "
-                               "learning rate moves with width: Sweep cannot select SP (about 4 CPU-min at "
-                               "smoke, with DT-4's)",
-    "depthwise_transfer/DT-4": "the same SP width sweep, with plain residual branches",
     "induction_heads/IH-1": "the same emergence times under Adam instead of SGD (the issue's falsifier): "
                             "no scale trains Adam, whose own max_steps needs a pilot first",
     "latent_lookahead/LL-1": "a contrast the paper draws where lookahead should not help; lookahead at "
