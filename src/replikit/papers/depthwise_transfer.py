@@ -3,7 +3,7 @@ Networks: Dynamics and Scaling Limit" (arXiv 2309.16620).
 
 One kind of run, one job per (run, seed): a learning-rate sweep of one residual network,
 
-    sweep_branch-{sqrtl|one}_depth-{L}_width-{N}
+    sweep_branch-{sqrtl|one}_depth-{L}_width-{N}[_param-sp][_dataset-{name}]
 
 trained under muP (`replikit.models.scaled`: N(0, 1) weights, 1/sqrt(fan-in) multipliers, a
 zero-initialised readout divided by gamma = gamma0 sqrt(N / N0), SGD at eta0 * gamma^2) with its
@@ -11,7 +11,9 @@ residual branches multiplied by 1/sqrt(L) (`sqrtl`, the paper's parameterization
 muP). The swept learning rate is eta0, the base rate that muP keeps fixed across widths: the paper's
 claim is that its optimum also stays put across depths with the 1/sqrt(L) branches, and moves without
 them. The figures show the final training loss against eta0; the claims read the optimum of each
-curve.
+curve. `param-sp` trains the width sweep's two end networks under the standard parameterization (SP,
+`sgd_rates`) instead: DT-3's and DT-4's falsifier. `dataset-{name}`: a dataset other than the paper's
+CIFAR-10 (config key `dataset`).
 
 Pairing: within a seed every network sees the same training subset and the same batches, and networks
 of the same depth and width start from the same weights whatever the branch scale and learning rate,
@@ -200,8 +202,9 @@ def sgd_rates(model: torch.nn.Module, spec: Sweep, eta0: float, base_width: int)
     """SGD's parameter groups and its learning rate. muP: eta0 * gamma^2 for every weight. SP: one rate
     eta0 / N0 for every weight of the standard parameterization (weights N(0, 1 / fan-in), no
     multipliers); in this network's form (weights N(0, 1), multiplied by fan-in^-1/2) the same SGD
-    gives each weight that rate times its fan-in. At the base width N0 its hidden weights then move
-    at muP's rate, and SP differs from muP by its readout and its input layer's rate."""
+    gives each weight that rate times its fan-in. With gamma0 = 1 its hidden weights then move at
+    muP's rate (eta0 N / N0) at every width; SP differs from muP by its readout (not divided by gamma)
+    and by its input layer's rate (eta0 D / N0 for D inputs, against muP's eta0 N / N0)."""
     if spec.param == "mup":
         lr = model.scaling.lr(eta0)
         return [{"params": list(model.parameters()), "lr": lr}], lr
