@@ -56,3 +56,17 @@ def test_a_pause_without_its_resume_is_an_error(tmp_path):
     path.write_text(json.dumps({"resumed": 1.0}) + "\n")
     with pytest.raises(SystemExit, match="a pause was due"):
         publish.paused_intervals(path)
+
+
+def test_the_runtime_line_says_when_a_run_was_made_in_several_calls_or_paused():
+    from replikit.reporting import docs
+
+    def line(**wall) -> str:
+        snap = {"made_by": {"how": "x", "commit": "abc", "code": {}},
+                "runtime": {"wall_s": 600, "jobs": 3, "job_s": 100, **wall}}
+        return docs.block_runtimes({"scorecard-default": snap}).splitlines()[1]
+
+    assert "10.0 min end to end in 2 calls (stopped and resumed), pauses left out (3 jobs" in line(
+        calls=2, paused_s=5.0)
+    assert "10.0 min end to end, pauses left out (3 jobs" in line(calls=1, paused_s=5.0)
+    assert "10.0 min end to end (3 jobs" in line()

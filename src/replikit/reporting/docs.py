@@ -231,8 +231,8 @@ def block_runtimes(snaps: dict) -> str:
             lines.append(f"- **paper**: not run here; planned at {planned} "
                          "H100-hours (see [Planning the paper scale](docs/planning-the-paper-scale.md)).")
         elif rt and rt.get("wall_s"):
-            calls = (f" in {rt['calls']} calls (stopped and resumed), pauses left out"
-                     if rt.get("calls", 1) > 1 or rt.get("paused_s") else "")
+            calls = f" in {rt['calls']} calls (stopped and resumed)" if rt.get("calls", 1) > 1 else ""
+            calls += ", pauses left out" if rt.get("paused_s") else ""
             lines.append(f"- **{scale}**: {_minutes(rt['wall_s'])} end to end{calls} ({rt['jobs']:,} jobs, "
                          f"{rt['job_s'] / 3600:,.2f} job-hours). "
                          + made_by_line(snap, snap["made_by"]["how"]))
