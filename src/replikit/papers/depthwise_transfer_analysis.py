@@ -87,7 +87,7 @@ def load_sweeps(paths: list[str | Path]) -> pd.DataFrame:
                  "depth": spec.depth,
                  "width": spec.width, "lr": float(it["lr"]), "diverged": bool(it["diverged"]),
                  "train_loss": chance if it["train_loss"] is None else min(float(it["train_loss"]), chance),
-                 "chance_loss": chance, "test_accuracy": it.get("test_accuracy")} for it in m["items"]]
+                 "test_accuracy": it.get("test_accuracy")} for it in m["items"]]
 
     return run_rows(paths, rows)
 
@@ -185,7 +185,7 @@ def _mark_optima(ax, sel: pd.DataFrame, hue: str, colours: dict, margin: tuple[s
     from replikit.reporting import plotting
 
     ref = None
-    for level in [lv for lv in colours if lv in set(sel[hue])]:
+    for k, level in enumerate([lv for lv in colours if lv in set(sel[hue])]):
         runs = sel[sel[hue] == level]["run"].unique()
         opts = [v for run in runs for v in optima(sel, run).values()]
         located = [v for v in opts if v is not None]
@@ -194,7 +194,9 @@ def _mark_optima(ax, sel: pd.DataFrame, hue: str, colours: dict, margin: tuple[s
         mean = float(np.mean(located))
         ref = mean if ref is None else ref
         full = len(located) == len(opts)
-        ax.plot([10 ** mean], [0.03], marker="^", ms=8, ls="none", transform=ax.get_xaxis_transform(),
+        # each later network's triangle smaller, so that one on top of another leaves it visible
+        ax.plot([10 ** mean], [0.03], marker="^", ms=max(4.5, 12 - 2.5 * k), ls="none",
+                transform=ax.get_xaxis_transform(),
                 color=colours[level], mfc=colours[level] if full else "white", clip_on=False,
                 label=None if full else f"{hue} {level}: optimum of {len(located)} of {len(opts)} seeds "
                 "(the others at an end of the grid)")
@@ -210,6 +212,7 @@ def _loss_panels(df: pd.DataFrame, specs: list[Sweep], out: Path, scale: str, su
     """One panel per branch scale: the final training loss against eta0, one curve per `hue` level,
     each level in its colour among `levels` (all the levels a sibling figure draws, so that one width
     has one colour in both), or among those drawn here."""
+    from replikit.data.datasets import class_count
     from replikit.reporting import plotting
     from replikit.reporting.plotting import SEED_CI, sns
 
@@ -232,7 +235,7 @@ def _loss_panels(df: pd.DataFrame, specs: list[Sweep], out: Path, scale: str, su
         if margins is not None:
             _mark_optima(ax, sel, hue, hue_args["palette"], margins.get(branch))
             ax.legend(fontsize=7, title=hue, loc="upper center", bbox_to_anchor=(0.5, -0.27), ncol=2)
-        ax.set(title=label, ylabel=f"final training loss\n(capped at ln {round(math.exp(chance))})",
+        ax.set(title=label, ylabel=f"final training loss\n(capped at ln {class_count(specs[0].data)})",
                ylim=(None, top + 0.05))
         _log2_axis(ax, sel["lr"].unique(), "base learning rate eta0")
     plotting.save(fig, out, title, scale, subset)
@@ -340,11 +343,12 @@ FIGURES = (
            "depth, at the base width: muP with residual branches scaled by 1/sqrt(L) (left, the paper's "
            "parameterization) and plain muP residuals (right). Diverged runs count as the chance loss, ln of "
            "the class count (dotted). Bands: 90% t-interval over seeds.", figure_loss_vs_lr_depth, "sweeps"),
-    Figure("loss_vs_lr_width", "The same across widths at a fixed depth. Triangles: each width's mean "
-           "loss-optimal eta0 (the parabola vertex; hollow where some seed's best eta0 sits at an end of the "
-           "grid); grey: DT-3's (left) and DT-4's (right) margin (`margins`) around the narrowest width's "
-           "mean optimum. Whether the optimum transfers across width is those claims' verdict, which this "
-           "figure illustrates but does not decide. Bands: 90% t-interval over seeds.",
+    Figure("loss_vs_lr_width", "The same across widths at a fixed depth. Triangles (smaller for each wider "
+           "network, so that coinciding ones stay visible): each width's mean loss-optimal eta0 (the "
+           "parabola vertex; hollow where some seed's best eta0 sits at an end of the grid); grey: DT-3's "
+           "(left) and DT-4's (right) margin (`margins`) around the narrowest width's mean optimum. Whether "
+           "the optimum transfers across width is those claims' verdict, which this figure illustrates but "
+           "does not decide. Bands: 90% t-interval over seeds.",
            figure_loss_vs_lr_width, "sweeps", takes_config=True),
     Figure("loss_vs_lr_width_sp", "DT-3's and DT-4's falsifier: the narrowest and the widest network of the "
            "width sweep under the standard parameterization (SP: one SGD rate eta0 / N0 for weights "
