@@ -66,10 +66,10 @@ def load_results(paths: list[str | Path]) -> pd.DataFrame:
 
 def select(df: pd.DataFrame, spec: RunSpec, sampled: bool = True) -> pd.DataFrame:
     """Rows of one condition; `sampled` drops the T = 0 (SGD) baseline."""
-    sel = df[df["run"] == spec.name]
-    if sel.empty:
+    mine = df["run"] == spec.name
+    if not mine.any():
         raise KeyError(spec.name)
-    return sel[sel["T"] > 0] if sampled else sel
+    return df[mine & (df["T"] > 0)] if sampled else df[mine]
 
 
 def selected_t(df: pd.DataFrame, spec: RunSpec) -> dict[int, float]:
@@ -91,8 +91,8 @@ def chosen_t(df: pd.DataFrame, spec: RunSpec, cold_only: bool = False) -> dict[i
         if sel.empty:
             raise KeyError(f"{spec.name}: no T < 1")
     val: dict[int, dict[float, float]] = {}
-    for r in sel.itertuples():
-        val.setdefault(int(r.seed), {})[float(r.T)] = float(r.val_nll)
+    for seed, t, nll in zip(sel["seed"].tolist(), sel["T"].tolist(), sel["val_nll"].tolist(), strict=True):
+        val.setdefault(int(seed), {})[float(t)] = float(nll)
     # One seed has no other seeds to choose on: its own validation half (figures only; with one seed no
     # claim can reach a verdict).
     return cross_fit_choice(val, best=min) or {s: min(v, key=v.get) for s, v in val.items()}
@@ -101,7 +101,11 @@ def chosen_t(df: pd.DataFrame, spec: RunSpec, cold_only: bool = False) -> dict[i
 def heldout_at(df: pd.DataFrame, spec: RunSpec, ts: dict[int, float], column: str = "heldout_nll"
                ) -> dict[int, float]:
     """Per seed: `column` on the held-out half at that seed's temperature `ts[seed]`."""
-    at = select(df, spec).set_index(["seed", "T"])[column]
+    sel = select(df, spec)
+    keys = zip(sel["seed"].tolist(), sel["T"].tolist(), strict=True)
+    at = dict(zip(keys, sel[column].tolist(), strict=True))
+    if len(at) != len(sel):
+        raise ValueError(f"{spec.name}: more than one row for a (seed, T)")
     return {s: float(at[(s, t)]) for s, t in ts.items()}
 
 

@@ -81,9 +81,9 @@ def spread_by_step(points: pd.DataFrame, param: str) -> pd.DataFrame:
     is not positive: a range over fewer widths would look more consistent than it is."""
     d = _of(points, param).assign(log=lambda t: np.log10(t["sharpness"].where(t["sharpness"] > 0)))
     n_widths = d["width"].nunique()
-    g = d.groupby(["seed", "step"])["log"]
-    return g.agg(lambda s: s.max() - s.min() if len(s) == n_widths and s.notna().all() else np.nan
-                 ).rename("spread").reset_index()
+    stats = d.groupby(["seed", "step"])["log"].agg(["max", "min", "count", "size"])
+    whole = (stats["size"] == n_widths) & (stats["count"] == n_widths)  # every width, none NaN
+    return (stats["max"] - stats["min"]).where(whole).rename("spread").reset_index()
 
 
 def trajectory_spread(points: pd.DataFrame, param: str, at_start: bool = False) -> dict[int, float]:

@@ -38,9 +38,11 @@ def of_run(df: pd.DataFrame, run: str) -> pd.DataFrame:
 
 def by_seed(df: pd.DataFrame, run: str, key: str, column: str, key_type: type = float) -> dict[int, dict]:
     """{seed: {key value (as key_type): column value}} for one run, e.g. a depth or width sweep."""
+    sel = of_run(df, run)
     out: dict[int, dict] = {}
-    for r in of_run(df, run).itertuples():
-        out.setdefault(int(r.seed), {})[key_type(getattr(r, key))] = float(getattr(r, column))
+    # plain lists, not itertuples: the null simulations call this thousands of times
+    for seed, k, v in zip(sel["seed"].tolist(), sel[key].tolist(), sel[column].tolist(), strict=True):
+        out.setdefault(int(seed), {})[key_type(k)] = float(v)
     return out
 
 
