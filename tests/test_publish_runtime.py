@@ -70,3 +70,20 @@ def test_the_runtime_line_says_when_a_run_was_made_in_several_calls_or_paused():
         calls=2, paused_s=5.0)
     assert "10.0 min end to end, pauses left out (3 jobs" in line(calls=1, paused_s=5.0)
     assert "10.0 min end to end (3 jobs" in line()
+
+
+def test_the_runtime_line_names_the_commit_it_was_timed_at_when_the_verdicts_are_newer(tmp_path):
+    """A smoke reference judged again by newer code keeps its run's time: the line says which run that
+    was, and that the tree records the commit its runs were computed at."""
+    from replikit.reporting import docs
+
+    card = tmp_path / "results/p/claims.json"
+    card.parent.mkdir(parents=True)
+    card.write_text(json.dumps({"provenance": {"runs": [{"module": "m", "code": "c", "commit": "f" * 40}]}}))
+    assert publish.runs_commit(tmp_path) == "f" * 40
+    snap = {"made_by": {"how": "x", "commit": "abc", "code": {}},
+            "runtime": {"wall_s": 600, "jobs": 3, "job_s": 100, "timed_at": "f" * 40}}
+    line = docs.block_runtimes({"scorecard-default": snap}).splitlines()[1]
+    assert "(3 jobs, 0.03 job-hours), timed on a run at commit ffffffffff. " in line
+    snap["runtime"]["timed_at"] = "abc"
+    assert "timed on" not in docs.block_runtimes({"scorecard-default": snap})

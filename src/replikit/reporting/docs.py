@@ -221,6 +221,16 @@ def _minutes(s: float) -> str:
     return f"{s / 60:,.1f} min"
 
 
+def timed_at(snap: dict) -> str:
+    """", timed at commit X" when a snapshot's timing comes from a run at another commit than the code
+    that judged its verdicts (a time is not re-measured each time the claims are judged again)."""
+    when, made = snap["runtime"].get("timed_at"), str(snap["made_by"].get("commit"))
+    if not when or when == made:
+        return ""
+    return f", timed on a run at commit {when[:10]}" if not when.startswith(
+        "several") else f", timed on runs at {when}"
+
+
 def block_runtimes(snaps: dict) -> str:
     lines = []
     for scale in SCALES:
@@ -234,7 +244,7 @@ def block_runtimes(snaps: dict) -> str:
             calls = f" in {rt['calls']} calls (stopped and resumed)" if rt.get("calls", 1) > 1 else ""
             calls += ", pauses left out" if rt.get("paused_s") else ""
             lines.append(f"- **{scale}**: {_minutes(rt['wall_s'])} end to end{calls} ({rt['jobs']:,} jobs, "
-                         f"{rt['job_s'] / 3600:,.2f} job-hours). "
+                         f"{rt['job_s'] / 3600:,.2f} job-hours){timed_at(snap)}. "
                          + made_by_line(snap, snap["made_by"]["how"]))
         elif rt:
             lines.append(f"- **{scale}**: not yet timed end to end; its {rt['jobs']:,} jobs took "

@@ -204,7 +204,20 @@ def run_time(tree: Path, log: Path | list[Path] | None = None, pauses: Path | No
         wall = {"wall_s": wall["wall_s"]}  # one call, never paused: as before
     return {"per_paper": per_paper, "jobs": sum(v["jobs"] for v in per_paper.values()),
             "job_s": round(sum(v["job_s"] for v in per_paper.values()), 1),
-            "cpu_s": round(sum(v["cpu_s"] for v in per_paper.values()), 1), **wall}
+            "cpu_s": round(sum(v["cpu_s"] for v in per_paper.values()), 1), **wall,
+            "timed_at": runs_commit(tree)}
+
+
+def runs_commit(tree: Path) -> str | None:
+    """The commit at which a tree's runs were computed (its scorecards' run provenance): the commit its
+    timing measures, which may be older than the code that judges a snapshot's verdicts; "several: ..."
+    when they differ, None when no scorecard records one."""
+    commits = {g["commit"] for p in sorted((tree / "results").glob("*/claims.json"))
+               for g in (json.loads(p.read_text()).get("provenance") or {}).get("runs") or []
+               if isinstance(g, dict) and g.get("commit")}
+    if len(commits) > 1:
+        return "several: " + ", ".join(sorted(c[:10] for c in commits))
+    return commits.pop() if commits else None
 
 
 def publish_scorecard(scale: str, tree: Path, log: Path | list[Path] | None = None, out: Path = PUBLISHED,
