@@ -115,6 +115,8 @@ def learned_only(df: pd.DataFrame, runs: list[str], chance: float,
     mine = df["run"].isin(runs)
     # Joint training has no per-task learning accuracy: its final accuracy on all tasks (AA) is it.
     learned = df["LA"].fillna(df["AA"]) if "LA" in df else df["AA"]
+    if (learned[mine] >= bar).all():  # every seed learned everywhere: nothing to drop (the common case)
+        return pd.concat([df[~mine], df[mine]]), ""
     ok = learned[mine].groupby([df["run"][mine], df["gamma0"][mine]]).transform("min") >= bar
     gone = df[mine][~ok][["run", "gamma0"]].drop_duplicates()
     note = "; ".join(f"{(labels or {}).get(r.run, r.run)}: gamma0={r.gamma0:g} left out (accuracy < "

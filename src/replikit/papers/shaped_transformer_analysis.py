@@ -91,7 +91,7 @@ def value(table: pd.DataFrame, stat: str, attention: str, width: int, ratio: flo
                  & np.isclose(table["ratio"], ratio)]
     if rows.empty:
         raise KeyError(f"{attention} attention at width {width}, ratio {ratio:g}")
-    return {int(r.seed): float(getattr(r, stat)) for r in rows.itertuples()}
+    return {int(seed): float(v) for seed, v in zip(rows["seed"].tolist(), rows[stat].tolist(), strict=True)}
 
 
 def pair_difference(table: pd.DataFrame, stat: str, first: tuple[int, float],
