@@ -87,3 +87,20 @@ def test_the_runtime_line_names_the_commit_it_was_timed_at_when_the_verdicts_are
     assert "(3 jobs, 0.03 job-hours), timed on a run at commit ffffffffff. " in line
     snap["runtime"]["timed_at"] = "abc"
     assert "timed on" not in docs.block_runtimes({"scorecard-default": snap})
+
+
+def test_a_jobs_seconds_leave_out_the_pauses_within_it(tmp_path):
+    """A job that ran 100 s, ending at t = 1000, while the run was paused from t = 950 to 970 and from
+    t = 990 to 2000: 20 + 10 of its seconds were pauses. A pause before it changes nothing."""
+    import os
+
+    bench = tmp_path / "logs/benchmarks/p/train/run/seed0.tsv"
+    bench.parent.mkdir(parents=True)
+    bench.write_text("s\th:m:s\tcpu_time\n100.0\t0:01:40\t60.0\n")
+    os.utime(bench, (1000, 1000))
+    pauses = tmp_path / "pauses.jsonl"
+    pauses.write_text("\n".join(json.dumps(e) for e in (
+        {"paused": 100}, {"resumed": 200}, {"paused": 950}, {"resumed": 970}, {"paused": 990},
+        {"resumed": 2000})) + "\n")
+    assert publish.benchmark_seconds(tmp_path)["p"] == {"jobs": 1, "job_s": 100.0, "cpu_s": 60.0}
+    assert publish.run_time(tmp_path, pauses=pauses)["per_paper"]["p"]["job_s"] == 70.0

@@ -122,9 +122,13 @@ def publish_reference(out: Path = PUBLISHED, tree: Path | None = None, log: Path
     return snap
 
 
-def benchmark_seconds(tree: Path) -> dict[str, dict[str, float]]:
+def benchmark_seconds(tree: Path, paused: list[tuple[dt.datetime, dt.datetime]] | None = None
+                      ) -> dict[str, dict[str, float]]:
     """Per paper (the first folder under logs/benchmarks/, `data` for the datasets): jobs, their
-    wall seconds (`s`) and CPU seconds (`cpu_time`), summed over Snakemake's benchmark files."""
+    wall seconds (`s`) and CPU seconds (`cpu_time`), summed over Snakemake's benchmark files. With
+    `paused` (paused_intervals), a job's wall seconds leave out the time the run was paused while it
+    ran: its span ends when Snakemake wrote its benchmark file (the file's mtime, so the tree must be
+    the run's own, not a copy) and starts `s` seconds before."""
     out: dict[str, dict[str, float]] = collections.defaultdict(
         lambda: {"jobs": 0, "job_s": 0.0, "cpu_s": 0.0})
     root = tree / "logs" / "benchmarks"
@@ -134,9 +138,18 @@ def benchmark_seconds(tree: Path) -> dict[str, dict[str, float]]:
             continue
         group = out[path.relative_to(root).parts[0]]
         group["jobs"] += 1
-        group["job_s"] += float(rows[-1]["s"])
+        group["job_s"] += float(rows[-1]["s"]) - paused_within(path, float(rows[-1]["s"]), paused or [])
         group["cpu_s"] += float(rows[-1].get("cpu_time") or 0.0)
     return {k: {**v, "job_s": round(v["job_s"], 1), "cpu_s": round(v["cpu_s"], 1)} for k, v in out.items()}
+
+
+def paused_within(benchmark: Path, seconds: float, paused: list[tuple[dt.datetime, dt.datetime]]) -> float:
+    """Seconds of `paused` within the job whose benchmark file is `benchmark` and which took `seconds`
+    (Snakemake writes the file when the job ends)."""
+    if not paused:
+        return 0.0
+    end = dt.datetime.fromtimestamp(benchmark.stat().st_mtime)
+    return sum(_overlap((end - dt.timedelta(seconds=seconds), end), p) for p in paused)
 
 
 STAMP = re.compile(r"^\[(\w{3} \w{3} +\d+ \d\d:\d\d:\d\d \d{4})\]", re.M)
@@ -195,9 +208,10 @@ def calls_wall(logs: list[Path], pauses: Path | None = None) -> dict:
 
 
 def run_time(tree: Path, log: Path | list[Path] | None = None, pauses: Path | None = None) -> dict:
-    """What a run took: per paper and in all, jobs, job and CPU seconds (its benchmark files), and its
-    wall time (its Snakemake logs, when given: summed over the calls, less the pauses)."""
-    per_paper = benchmark_seconds(tree)
+    """What a run took: per paper and in all, jobs, job and CPU seconds (its benchmark files; job
+    seconds less the pauses), and its wall time (its Snakemake logs, when given: summed over the calls,
+    less the pauses)."""
+    per_paper = benchmark_seconds(tree, paused_intervals(pauses) if pauses else None)
     logs = [log] if isinstance(log, Path) else list(log or [])
     wall = calls_wall(logs, pauses) if logs else {"wall_s": None}
     if wall.get("calls") == 1 and not wall["paused_s"]:
