@@ -5,6 +5,8 @@ for paper in PAPERS:
     P_SEEDS = paper.seeds(PCFG, SEEDS)
     # config key <paper>.fresh_seeds: claims judged again on seeds never seen (glue.fresh_seeds)
     P_FRESH = fresh_seeds(config, P)
+    # config key <paper>.earlier_seeds: claims shown again on the seeds they had before (glue.earlier_seeds)
+    P_EARLIER = earlier_seeds(config, P)
 
     for stage in paper.stages:
 
@@ -68,7 +70,7 @@ for paper in PAPERS:
         name:
             f"{paper.prefix}_claims"
         input:
-            **claim_inputs(paper, PCFG, P_SEEDS, P_FRESH),
+            **claim_inputs(paper, PCFG, P_SEEDS, P_FRESH, P_EARLIER),
         output:
             f"{paper.results}/claims.json",
         params:
@@ -76,6 +78,7 @@ for paper in PAPERS:
             cfg=PCFG,
             seeds=P_SEEDS,
             fresh=P_FRESH,
+            earlier=P_EARLIER,
             stats=config["stats"],
             settings=PAPER_SETTINGS[P],
             scale=SCALE,

@@ -135,23 +135,88 @@ def fresh_seeds_errors(paper: Paper, config: dict) -> list[str]:
     return errors
 
 
-def claim_inputs(paper: Paper, cfg: dict, seeds: list[int], fresh: dict | None) -> dict[str, Any]:
+# The claims job's inputs of the earlier seeds (config key <paper>.earlier_seeds): earlier_<kind>.
+EARLIER = "earlier_"
+
+
+def earlier_seeds(config: dict, paper: str) -> dict | None:
+    """Config key <paper>.earlier_seeds, {"seeds": [...], "claims": [...], "runs_with": "..."}: claims
+    whose rows were judged on other seeds before the paper's seeds changed (its settings did not). They
+    are judged there again and shown beside the headline, which stays the paper's own seeds'; only the
+    runs whose name contains `runs_with` (those the claims read) are trained at them. None where the
+    block has none, and in a ladder rung (as `fresh_seeds`)."""
+    if config.get("ladder_rung"):
+        return None
+    return (config.get(paper) or {}).get("earlier_seeds") or None
+
+
+def earlier_runs(paper: Paper, cfg: dict, earlier: dict, figure: str | None = None) -> list[str]:
+    """The runs (of `figure`; None: of every figure) trained at the earlier seeds: those whose name
+    contains the key's `runs_with`."""
+    return [r for r in paper.runs_of(cfg, figure) if earlier.get("runs_with", "") in r]
+
+
+def earlier_seeds_errors(paper: Paper, config: dict) -> list[str]:
+    """What is wrong with config key <paper>.earlier_seeds: its seeds must not be the paper's (those
+    judge the headline), its claims must be the paper's own and not also in `fresh_seeds`, and
+    `runs_with` must name some run."""
+    earlier = earlier_seeds(config, paper.name)
+    if not earlier:
+        return []
+    key, cfg, errors = f"{paper.name}.earlier_seeds", config[paper.name], []
+    same = sorted(set(earlier["seeds"]) & set(paper.seeds(cfg, config["seeds"])))
+    if same:
+        errors.append(f"config key '{key}.seeds': seeds {same} are the paper's own, which judge the "
+                      "headline; fix: the seeds the rows were judged on before the paper's seeds changed")
+    ids = [c.id for c in paper.claims(paper.experiments(cfg), cfg)]
+    unknown = [c for c in earlier["claims"] if c not in ids]
+    if unknown:
+        errors.append(f"config key '{key}.claims': {', '.join(unknown)} not a claim of {paper.name}; fix: "
+                      f"one of {', '.join(ids)}")
+    both = sorted(set(earlier["claims"]) & set((fresh_seeds(config, paper.name) or {}).get("claims", [])))
+    if both:
+        errors.append(f"config key '{key}.claims': {', '.join(both)} also in '{paper.name}.fresh_seeds', "
+                      "whose headline is another seed set; fix: list each claim under one of the two keys")
+    if not earlier_runs(paper, cfg, earlier):
+        errors.append(f"config key '{key}.runs_with': {earlier.get('runs_with')!r} is in no run's name; "
+                      "fix: part of the names of the runs the claims read (runs: "
+                      f"{', '.join(paper.runs_of(cfg))})")
+    return errors
+
+
+def claim_inputs(paper: Paper, cfg: dict, seeds: list[int], fresh: dict | None,
+                 earlier: dict | None = None) -> dict[str, Any]:
     """The claims job's inputs: its per-run files at `seeds` and, with `fresh`, every run the claims
-    read at the fresh seeds too (as fresh_<kind>), so the training jobs run them."""
+    read at the fresh seeds too (as fresh_<kind>); with `earlier`, the runs it names at the earlier
+    seeds (as earlier_<kind>); so the training jobs run them."""
     files = paper.claim_inputs(cfg, seeds)
+    for prefix, extra in ((FRESH, fresh), (EARLIER, earlier)):
+        if extra and any(k.startswith(prefix) for k in files):
+            raise DeclarationError(f"paper {paper.name!r}: a kind of claim_reads starts with {prefix!r}, "
+                                   "which names the claims job's inputs of another seed set; fix: rename it")
     if fresh:
-        if any(k.startswith(FRESH) for k in files):
-            raise DeclarationError(f"paper {paper.name!r}: a kind of claim_reads starts with {FRESH!r}, "
-                                   "which names the claims job's inputs of the fresh seeds; fix: rename it")
         files.update({FRESH + kind: paper.per_run_files(cfg, kind, figure, fresh["seeds"])
+                      for kind, figure in paper.claim_reads.items()})
+    if earlier:
+        files.update({EARLIER + kind: earlier_files(paper, cfg, earlier, kind, figure)
                       for kind, figure in paper.claim_reads.items()})
     return files
 
 
+def earlier_files(paper: Paper, cfg: dict, earlier: dict, kind: str, figure: str | None) -> list[str]:
+    """The per-run files of kind `kind` of the runs `earlier_runs` names, at the earlier seeds."""
+    return [paper.run_file(kind, run, s) for run in earlier_runs(paper, cfg, earlier, figure)
+            for s in earlier["seeds"]]
+
+
+# Config keys that say which seeds judge a row: no setting, so no deviation from the paper's.
+SEED_SET_KEYS = ("fresh_seeds", "earlier_seeds")
+
+
 def judged_config(cfg: dict) -> dict:
-    """The paper's config block as the claims read it: which seeds judge a row (`fresh_seeds`) is no
-    setting, so no deviation from the paper's."""
-    return {k: v for k, v in cfg.items() if k != "fresh_seeds"}
+    """The paper's config block as the claims read it: which seeds judge a row (`fresh_seeds`,
+    `earlier_seeds`) is no setting, so no deviation from the paper's."""
+    return {k: v for k, v in cfg.items() if k not in SEED_SET_KEYS}
 
 
 def score_claims(sm: Any) -> None:
@@ -163,11 +228,12 @@ def score_claims(sm: Any) -> None:
     from replikit.reporting.provenance import code_hash, record, runs_computed_by, uncommitted_code
     from replikit.scoring.claims import judge, write_scorecard
     from replikit.scoring.quotes import check_quotes
-    from replikit.scoring.seed_sets import named, printed, with_seed_sets
+    from replikit.scoring.seed_sets import named, printed, with_earlier_seeds, with_seed_sets
 
     paper = get(sm.params.paper)
     cfg, seeds = sm.params.cfg, list(sm.params.seeds)
     fresh = getattr(sm.params, "fresh", None)
+    earlier = getattr(sm.params, "earlier", None)
     files = {kind: list(sm.input[kind]) for kind in paper.claim_reads}
     manifest = read_json(sm.input.manifest) if "manifest" in sm.input.keys() else None
     claims = paper.claims(paper.experiments(cfg), cfg)
@@ -187,14 +253,22 @@ def score_claims(sm: Any) -> None:
                            sm.params.stats, sm.params.settings, fresh["seeds"], subset, sm.params.scale)
         rows = with_seed_sets(rows, fresh_rows, seeds, fresh["seeds"])
         records += [read_json(p) for p in fresh_files["metrics"]]
+    if earlier:  # the listed claims judged again on their earlier seeds: shown beside, not counted
+        earlier_input = {kind: [str(p) for p in sm.input[EARLIER + kind]] for kind in paper.claim_reads}
+        listed = [c for c in claims if c.id in earlier["claims"]]
+        earlier_rows = judge(listed, paper.load_results(earlier_input), judged, sm.params.stats,
+                             sm.params.settings, earlier["seeds"], subset, sm.params.scale)
+        rows = with_earlier_seeds(rows, earlier_rows, seeds, earlier["seeds"])
+        records += [read_json(p) for p in earlier_input["metrics"]]
     prov = record(sm.rule, _source(paper.claims), cfg, [r["device"] for r in records])
     prov.update(runs=runs_computed_by(records), analysis_code=code_hash(paper.claims.__module__),
                 analysis_uncommitted=uncommitted_code(paper.claims.__module__))
     card = write_scorecard(sm.output[0], paper.name, paper.title, sm.params.scale, manifest, seeds, rows,
                            prov, paper.arxiv)
-    if fresh:  # the card names both seed sets: `seeds` (the paper's own) and these
-        card["fresh_seeds"] = {"seeds": sorted(int(s) for s in fresh["seeds"]),
-                               "claims": list(fresh["claims"])}
+    for key, extra in (("fresh_seeds", fresh), ("earlier_seeds", earlier)):
+        if extra:  # the card names both seed sets: `seeds` (the paper's own) and these
+            card[key] = {"seeds": sorted(int(s) for s in extra["seeds"]), "claims": list(extra["claims"])}
+    if fresh or earlier:
         write_json(sm.output[0], card)
         print("\n".join(printed(rows)))
 

@@ -30,6 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from replikit.reporting.provenance import REPOSITORY, code_hash, stale
+from replikit.scoring.seed_sets import short_name
 
 PUBLISHED = REPOSITORY / "docs" / "published"
 DOCUMENTS = ("README.md", "docs/*.md")
@@ -154,11 +155,11 @@ def block_scorecard_table(snaps: dict, scale: str) -> str:
     for claims in snap["papers"].values():
         for cid, row in claims.items():
             verdict = row["verdict"] if row["measured"] else "not measured"
-            if row.get("seed_sets"):  # the headline is the fresh seeds'; the seen seeds' verdict beside it
+            if row.get("seed_sets"):  # the headline's seeds, then the other set's with its verdict
                 sets = sorted(row["seed_sets"], key=lambda s: not s["headline"])
-                verdict += " (" + "; ".join(f"fresh seeds {_seed_range(s['seeds'])}" if s["headline"] else
-                                            f"seen seeds {_seed_range(s['seeds'])}: {s['verdict']}"
-                                            for s in sets) + ")"
+                named = [f"{short_name(s)} {_seed_range(s['seeds'])}" + ("" if s["headline"] else
+                                                                         f": {s['verdict']}") for s in sets]
+                verdict += " (" + "; ".join(named) + ")"
             means = "; ".join(_fmt_mean(part["mean"]) for part in row["parts"].values()) or "-"
             lines.append(f"| {cid} | {row['kind']} | {verdict} | {means} |")
     return "\n".join(lines)

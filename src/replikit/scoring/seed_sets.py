@@ -1,4 +1,4 @@
-"""Rows judged on two seed sets (config key <paper>.fresh_seeds, issue 64).
+"""Rows judged on two seed sets (config keys <paper>.fresh_seeds and <paper>.earlier_seeds, issue 64).
 
 A row whose margin, statistic or settings were fixed after its seeds had been seen is judged again on
 seeds never seen before. Its headline (verdict, parts, falsifier, standing, seeds: what every count
@@ -15,6 +15,13 @@ from replikit.scoring.claims import MissingResult
 
 SEEN_ROLE = "seen before the row's margin, statistic or settings were fixed"
 FRESH_ROLE = "fresh: never seen before they were fixed; the headline, which the counts use"
+# config key <paper>.earlier_seeds: the paper's seeds changed, its settings did not
+EARLIER_ROLE = ("earlier: the row's seeds before the paper's seeds changed (its settings did not); shown, "
+                "not counted")
+CURRENT_ROLE = "the paper's seeds now: the headline, which the counts use"
+# what a table calls each set, in a few words
+SHORT = {SEEN_ROLE: "seen seeds", FRESH_ROLE: "fresh seeds", EARLIER_ROLE: "earlier seeds",
+         CURRENT_ROLE: "seeds"}
 # A row's headline: what the fresh set's judgement replaces (the declaration's fields stay).
 HEADLINE = ("verdict", "magnitude", "fidelity", "deviations", "unverified", "measurable", "n_seeds", "note",
             "stability", "fragile", "parts", "falsifier", "standing", "seeds")
@@ -52,6 +59,31 @@ def with_seed_sets(rows: list[dict], fresh_rows: list[dict], seen: list[int], fr
         out.append({**row, **{k: new.get(k) for k in HEADLINE},
                     "seed_sets": [seed_set(old, SEEN_ROLE, False), seed_set(new, FRESH_ROLE, True)]})
     return out
+
+
+def with_earlier_seeds(rows: list[dict], earlier_rows: list[dict], seeds: list[int],
+                       earlier: list[int]) -> list[dict]:
+    """`rows` (judged on the paper's `seeds`) with each claim of `earlier_rows` (the same claims judged
+    on the `earlier` seeds, before the paper's seeds changed) shown beside it: the headline stays the
+    paper's seeds', and `seed_sets` keeps both judgements, the earlier set's first."""
+    by_id = {r["id"]: r for r in earlier_rows}
+    unknown = sorted(set(by_id) - {r["id"] for r in rows})
+    if unknown:
+        raise MissingResult(f"judged on earlier seeds but not on the paper's: {', '.join(unknown)}")
+    out = []
+    for row in rows:
+        old = by_id.get(row["id"])
+        now = {**row, "seeds": row.get("seeds") or sorted(int(s) for s in seeds)}
+        if old is not None:
+            old = {**old, "seeds": sorted(int(s) for s in earlier)}
+            now["seed_sets"] = [seed_set(old, EARLIER_ROLE, False), seed_set(now, CURRENT_ROLE, True)]
+        out.append(now)
+    return out
+
+
+def short_name(seed_set: dict) -> str:
+    """What a table calls a seed set: "fresh seeds", "seen seeds", "earlier seeds" or "seeds"."""
+    return SHORT.get(seed_set.get("role", ""), "seeds")
 
 
 def printed(rows: list[dict]) -> list[str]:
