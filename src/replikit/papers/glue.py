@@ -152,8 +152,10 @@ def earlier_seeds(config: dict, paper: str) -> dict | None:
 
 def earlier_runs(paper: Paper, cfg: dict, earlier: dict, figure: str | None = None) -> list[str]:
     """The runs (of `figure`; None: of every figure) trained at the earlier seeds: those whose name
-    contains the key's `runs_with`."""
-    return [r for r in paper.runs_of(cfg, figure) if earlier.get("runs_with", "") in r]
+    contains the key's `runs_with` (one string, or any of a list)."""
+    parts = earlier.get("runs_with") or [""]
+    parts = [parts] if isinstance(parts, str) else parts
+    return [r for r in paper.runs_of(cfg, figure) if any(p in r for p in parts)]
 
 
 def earlier_seeds_errors(paper: Paper, config: dict) -> list[str]:
@@ -226,7 +228,7 @@ def score_claims(sm: Any) -> None:
     register_config_datasets(getattr(sm, "config", None) or {})
     from replikit.core.io import read_json, write_json
     from replikit.reporting.provenance import code_hash, record, runs_computed_by, uncommitted_code
-    from replikit.scoring.claims import judge, write_scorecard
+    from replikit.scoring.claims import MissingResult, judge, write_scorecard
     from replikit.scoring.quotes import check_quotes
     from replikit.scoring.seed_sets import named, printed, with_earlier_seeds, with_seed_sets
 
@@ -256,8 +258,12 @@ def score_claims(sm: Any) -> None:
     if earlier:  # the listed claims judged again on their earlier seeds: shown beside, not counted
         earlier_input = {kind: [str(p) for p in sm.input[EARLIER + kind]] for kind in paper.claim_reads}
         listed = [c for c in claims if c.id in earlier["claims"]]
-        earlier_rows = judge(listed, paper.load_results(earlier_input), judged, sm.params.stats,
-                             sm.params.settings, earlier["seeds"], subset, sm.params.scale)
+        try:
+            earlier_rows = judge(listed, paper.load_results(earlier_input), judged, sm.params.stats,
+                                 sm.params.settings, earlier["seeds"], subset, sm.params.scale)
+        except MissingResult as e:
+            raise MissingResult(f"config key '{paper.name}.earlier_seeds.runs_with' leaves out a run that "
+                                f"its claims read ({e}); fix: add a part of that run's name") from e
         rows = with_earlier_seeds(rows, earlier_rows, seeds, earlier["seeds"])
         records += [read_json(p) for p in earlier_input["metrics"]]
     prov = record(sm.rule, _source(paper.claims), cfg, [r["device"] for r in records])

@@ -1,0 +1,107 @@
+"""Rows shown on the seeds they had before the paper's seeds changed (issue 64): config key
+<paper>.earlier_seeds. Latent lookahead's default moved from seeds 0-4 to 5-9 with its maze settings
+unchanged, and that moved LL-3's verdict; both seed sets are shown, the headline stays 5-9's, and only
+the maze runs (what LL-3 and LL-6 read there) are trained at 0-4. The smoke scale declares none.
+"""
+
+from __future__ import annotations
+
+import copy
+from types import SimpleNamespace
+
+import pytest
+
+from replikit.core.config import load_config
+from replikit.papers import glue, registry
+from replikit.papers.glue import EARLIER
+from replikit.reporting import docs
+from replikit.scoring.claims import judge
+from replikit.scoring.fidelity import deviations
+from replikit.scoring.scorecard_reference import summarize
+from replikit.scoring.seed_sets import CURRENT_ROLE, EARLIER_ROLE, named, with_earlier_seeds
+from tests.conftest import ROOT
+from tests.test_fresh_seeds import STATS, _claim
+
+SCHEMA = ROOT / "workflow/schemas/config.schema.yaml"
+EARLIER_SEEDS, SEEDS = [0, 1, 2, 3, 4], [5, 6, 7, 8, 9]
+LL = "latent_lookahead"
+
+
+@pytest.fixture(scope="module")
+def scales() -> dict[str, dict]:
+    return {name: load_config(ROOT / f"config/{name}.yaml", SCHEMA) for name in ("config", "smoke", "paper")}
+
+
+def _judged() -> list[dict]:
+    """T-1 and T-2 judged on the paper's seeds with a clear effect; T-1 on its earlier seeds with none."""
+    claims = [_claim("T-1"), _claim("T-2")]
+    paper = {"cfg": {}, "seeds": SEEDS}
+    now = {"gap": dict(zip(SEEDS, [0.5, 0.6, 0.55, 0.52, 0.58], strict=True))}
+    before = {"gap": dict(zip(EARLIER_SEEDS, [-0.02, 0.01, 0.03, -0.01, 0.0], strict=True))}
+    rows = named(judge(claims, now, {}, STATS, paper, SEEDS), SEEDS)
+    return with_earlier_seeds(rows, judge(claims[:1], before, {}, STATS, paper, EARLIER_SEEDS), SEEDS,
+                              EARLIER_SEEDS)
+
+
+def test_the_headline_stays_the_papers_seeds_and_the_earlier_set_is_shown_beside_it():
+    t1, t2 = _judged()
+    assert (t1["verdict"], t1["seeds"]) == ("replicated", SEEDS)  # what every count reads
+    before, now = t1["seed_sets"]
+    assert (before["seeds"], before["verdict"], before["headline"], before["role"]) == (
+        EARLIER_SEEDS, "inconclusive", False, EARLIER_ROLE)
+    assert (now["seeds"], now["verdict"], now["headline"], now["role"]) == (SEEDS, "replicated", True,
+                                                                           CURRENT_ROLE)
+    assert "seed_sets" not in t2 and t2["seeds"] == SEEDS
+
+
+def test_the_docs_table_names_both_sets(tmp_path):
+    from replikit.scoring.claims import write_scorecard
+
+    card = write_scorecard(str(tmp_path / "claims.json"), "paperx", "Paper X", "default", None, SEEDS,
+                           _judged(), {})
+    summary = summarize([card])["papers"]["paperx"]
+    snap = {"made_by": {"commit": "abc", "code": {}, "how": "publish"},
+            "papers": {"paperx": {cid: {**row, "kind": "paper", "measured": True}
+                                  for cid, row in summary.items()}}}
+    table = docs.block_scorecard_table({"scorecard-default": snap}, "default")
+    assert "| T-1 | paper | replicated (seeds 5-9; earlier seeds 0-4: inconclusive) |" in table
+
+
+def test_latent_lookahead_trains_only_its_maze_runs_at_the_earlier_seeds_at_default_only(scales):
+    p, cfg = registry.get(LL), scales["config"][LL]
+    earlier = glue.earlier_seeds(scales["config"], LL)
+    assert earlier == {"seeds": EARLIER_SEEDS, "claims": ["LL-3", "LL-6"], "runs_with": "task-maze"}
+    assert glue.earlier_seeds_errors(p, scales["config"]) == []
+    inputs = glue.claim_inputs(p, cfg, p.seeds(cfg, SEEDS), None, earlier)
+    assert {k: v for k, v in inputs.items() if not k.startswith(EARLIER)} == p.claim_inputs(cfg, SEEDS)
+    runs = {f.split("/runs/")[1].split("/")[0] for f in inputs[EARLIER + "metrics"]}
+    assert runs == {f"train_task-maze_method-{m}_mask-bidir" for m in ("lookahead_tau-4", "ntp_tau-0",
+                                                                       "pause_tau-4")}
+    assert len(inputs[EARLIER + "metrics"]) == 3 * len(EARLIER_SEEDS)
+    for scale in ("smoke", "paper"):
+        assert glue.earlier_seeds(scales[scale], LL) is None, scale
+
+
+def test_earlier_seeds_change_the_config_of_no_run_and_are_no_deviation(scales):
+    p, cfg = registry.get(LL), scales["config"][LL]
+    bare = {k: v for k, v in cfg.items() if k != "earlier_seeds"}
+    for stage in p.stages:
+        for run in p.runs_of(cfg) if stage.config else ():
+            for task in cfg["tasks"]:  # the data stage's wildcard
+                w = SimpleNamespace(run=run, seed="0", task=task, items=lambda: [])
+                assert stage.config(cfg, w) == stage.config(bare, w), (stage.name, run)
+    devs = deviations(glue.judged_config(cfg), scales["paper"][LL])
+    assert devs and not [d for d in devs if d["key"].startswith("earlier_seeds")]
+
+
+def test_earlier_seeds_errors_name_the_key_and_the_fix(scales):
+    p, config = registry.get(LL), copy.deepcopy(scales["config"])
+    config[LL]["earlier_seeds"] = {"seeds": [4, 5], "claims": ["LL-3", "LL-9"], "runs_with": "task-nowhere"}
+    config[LL]["fresh_seeds"] = {"seeds": [20], "claims": ["LL-3"]}
+    errors = glue.earlier_seeds_errors(p, config)
+    assert any(f"{LL}.earlier_seeds.seeds" in e and "[5]" in e for e in errors), errors
+    assert any(f"{LL}.earlier_seeds.claims" in e and "LL-9" in e for e in errors), errors
+    assert any("LL-3 also in 'latent_lookahead.fresh_seeds'" in e for e in errors), errors
+    assert any(f"{LL}.earlier_seeds.runs_with" in e and "task-nowhere" in e for e in errors), errors
+    config[LL]["earlier_seeds"]["runs_with"] = ["task-nowhere", "task-maze"]  # a list: any part
+    assert not [e for e in glue.earlier_seeds_errors(p, config) if "runs_with" in e]
