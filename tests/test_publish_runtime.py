@@ -104,3 +104,16 @@ def test_a_jobs_seconds_leave_out_the_pauses_within_it(tmp_path):
         {"resumed": 2000})) + "\n")
     assert publish.benchmark_seconds(tmp_path)["p"] == {"jobs": 1, "job_s": 100.0, "cpu_s": 60.0}
     assert publish.run_time(tmp_path, pauses=pauses)["per_paper"]["p"]["job_s"] == 70.0
+
+
+def test_a_snapshot_made_at_several_commits_names_each():
+    """A default run stopped and resumed at later commits (its run code unchanged) names every commit."""
+    from replikit.reporting import docs
+    from replikit.reporting.provenance import code_hash
+
+    module = "replikit.papers.continual_learning"
+    snap = {"made_by": {"commit": "several: 014944abb4, 33c6ca5ca1", "dirty": False,
+                        "code": {module: code_hash(module)}}}
+    assert docs.made_by_line(snap, "x") == "Made at commits 014944abb4, 33c6ca5ca1 by today's code."
+    snap["made_by"]["commit"] = "f" * 40
+    assert docs.made_by_line(snap, "x") == "Made at commit ffffffffff by today's code."

@@ -70,15 +70,18 @@ def stale_modules(made_by: dict) -> list[str] | None:
 def made_by_line(snapshot: dict, republish: str) -> str:
     """One line: the commit that made a snapshot, and whether its code is today's."""
     made = snapshot["made_by"]
-    commit = str(made.get("commit", "unknown"))[:10]
-    commit += " with uncommitted changes" if made.get("dirty") else ""
+    commit = str(made.get("commit", "unknown"))
+    # a run stopped and resumed at later commits ("several: a, b"; the same code, or it reads stale)
+    where = (f"commits {commit.removeprefix('several: ')}" if commit.startswith("several: ")
+             else f"commit {commit[:10]}")
+    where += " with uncommitted changes" if made.get("dirty") else ""
     changed = stale_modules(made)
     if changed is None:
-        return f"Made at commit {commit}; which code made it is unknown (republish: `{republish}`)."
+        return f"Made at {where}; which code made it is unknown (republish: `{republish}`)."
     if not changed:
-        return f"Made at commit {commit} by today's code."
+        return f"Made at {where} by today's code."
     names = f" ({', '.join(f'`{_short(m)}`' for m in changed)})" if len(changed) <= 3 else ""
-    return (f"**Stale:** made at commit {commit}; the code of {len(changed)} of its {len(made['code'])} "
+    return (f"**Stale:** made at {where}; the code of {len(changed)} of its {len(made['code'])} "
             f"modules has changed since{names}; republish: `{republish}`.")
 
 
