@@ -241,9 +241,10 @@ def block_runtimes(snaps: dict) -> str:
         snap = snaps.get(f"scorecard-{scale}")
         rt = (snap or {}).get("runtime")
         if scale == "paper" and "plan-paper" in snaps:
-            planned = _hours(snaps["plan-paper"]["total"]["h100_h"])
-            lines.append(f"- **paper**: not run here; planned at {planned} "
-                         "H100-hours (see [Planning the paper scale](docs/planning-the-paper-scale.md)).")
+            plan = snaps["plan-paper"]
+            lines.append(f"- **paper**: not run here; planned at {_hours(plan['total']['h100_h'])} "
+                         "H100-hours (see [Planning the paper scale](docs/planning-the-paper-scale.md)). "
+                         + made_by_line(plan, plan["made_by"]["how"]))
         elif rt and rt.get("wall_s"):
             calls = f" in {rt['calls']} calls (stopped and resumed)" if rt.get("calls", 1) > 1 else ""
             calls += ", pauses left out" if rt.get("paused_s") else ""
