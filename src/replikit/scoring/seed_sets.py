@@ -16,8 +16,7 @@ from replikit.scoring.claims import MissingResult
 SEEN_ROLE = "seen before the row's margin, statistic or settings were fixed"
 FRESH_ROLE = "fresh: never seen before they were fixed; the headline, which the counts use"
 # config key <paper>.earlier_seeds: the paper's seeds changed, its settings did not
-EARLIER_ROLE = ("earlier: the row's seeds before the paper's seeds changed (the settings of its runs did "
-                "not); shown, not counted")
+EARLIER_ROLE = "earlier: the seeds before the paper's seeds changed, same settings; shown, not counted"
 CURRENT_ROLE = "the paper's seeds now: the headline, which the counts use"
 # what a table calls each set, in a few words
 SHORT = {SEEN_ROLE: "seen seeds", FRESH_ROLE: "fresh seeds", EARLIER_ROLE: "earlier seeds",
