@@ -142,10 +142,9 @@ EARLIER = "earlier_"
 def earlier_seeds(config: dict, paper: str) -> dict | None:
     """Config key <paper>.earlier_seeds, {"seeds": [...], "claims": [...], "runs_with": "..." or [...]}:
     claims whose rows were judged on other seeds before the paper's seeds changed (the settings of the
-    runs they read did not). They
-    are judged there again and shown beside the headline, which stays the paper's own seeds'; only the
-    runs whose name contains `runs_with` (those the claims read) are trained at them. None where the
-    block has none, and in a ladder rung (as `fresh_seeds`)."""
+    runs they read did not). They are judged there again and shown beside the headline, which stays
+    the paper's own seeds'; only the runs whose name contains `runs_with` (those the claims read) are
+    trained at them. None where the block has none, and in a ladder rung (as `fresh_seeds`)."""
     if config.get("ladder_rung"):
         return None
     return (config.get(paper) or {}).get("earlier_seeds") or None

@@ -226,8 +226,9 @@ def _minutes(s: float) -> str:
 
 
 def timed_at(snap: dict) -> str:
-    """", timed at commit X" when a snapshot's timing comes from a run at another commit than the code
-    that judged its verdicts (a time is not re-measured each time the claims are judged again)."""
+    """The runtime line's suffix ", timed on a run at commit X" when a snapshot's timing comes from a run
+    at another commit than the code that judged its verdicts (a time is not re-measured each time the
+    claims are judged again); "" otherwise."""
     when, made = snap["runtime"].get("timed_at"), str(snap["made_by"].get("commit"))
     if not when or when == made:
         return ""
