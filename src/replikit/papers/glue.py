@@ -122,13 +122,20 @@ def fresh_seeds_errors(paper: Paper, config: dict) -> list[str]:
     fresh = fresh_seeds(config, paper.name)
     if not fresh:
         return []
-    key, cfg, errors = f"{paper.name}.fresh_seeds", config[paper.name], []
-    seen = sorted(set(fresh["seeds"]) & set(paper.seeds(cfg, config["seeds"])))
-    if seen:
-        errors.append(f"config key '{key}.seeds': seeds {seen} are among the paper's seeds, which were seen; "
-                      "fix: fresh seeds that no run of this paper has used")
+    return seed_set_errors(paper, config, "fresh_seeds", fresh,
+                           "are among the paper's seeds, which were seen; fix: fresh seeds that no run of "
+                           "this paper has used")
+
+
+def seed_set_errors(paper: Paper, config: dict, name: str, block: dict, shared: str) -> list[str]:
+    """What both seed-set keys (`fresh_seeds`, `earlier_seeds`) check: none of the key's seeds is among
+    the paper's own (`shared`: what the message says of those), and its claims are the paper's."""
+    key, cfg, errors = f"{paper.name}.{name}", config[paper.name], []
+    own = sorted(set(block["seeds"]) & set(paper.seeds(cfg, config["seeds"])))
+    if own:
+        errors.append(f"config key '{key}.seeds': seeds {own} {shared}")
     ids = [c.id for c in paper.claims(paper.experiments(cfg), cfg)]
-    unknown = [c for c in fresh["claims"] if c not in ids]
+    unknown = [c for c in block["claims"] if c not in ids]
     if unknown:
         errors.append(f"config key '{key}.claims': {', '.join(unknown)} not a claim of {paper.name}; fix: "
                       f"one of {', '.join(ids)}")
@@ -165,16 +172,10 @@ def earlier_seeds_errors(paper: Paper, config: dict) -> list[str]:
     earlier = earlier_seeds(config, paper.name)
     if not earlier:
         return []
-    key, cfg, errors = f"{paper.name}.earlier_seeds", config[paper.name], []
-    same = sorted(set(earlier["seeds"]) & set(paper.seeds(cfg, config["seeds"])))
-    if same:
-        errors.append(f"config key '{key}.seeds': seeds {same} are the paper's own, which judge the "
-                      "headline; fix: the seeds the rows were judged on before the paper's seeds changed")
-    ids = [c.id for c in paper.claims(paper.experiments(cfg), cfg)]
-    unknown = [c for c in earlier["claims"] if c not in ids]
-    if unknown:
-        errors.append(f"config key '{key}.claims': {', '.join(unknown)} not a claim of {paper.name}; fix: "
-                      f"one of {', '.join(ids)}")
+    key, cfg = f"{paper.name}.earlier_seeds", config[paper.name]
+    errors = seed_set_errors(paper, config, "earlier_seeds", earlier,
+                             "are the paper's own, which judge the headline; fix: the seeds the rows were "
+                             "judged on before the paper's seeds changed")
     both = sorted(set(earlier["claims"]) & set((fresh_seeds(config, paper.name) or {}).get("claims", [])))
     if both:
         errors.append(f"config key '{key}.claims': {', '.join(both)} also in '{paper.name}.fresh_seeds', "

@@ -38,15 +38,22 @@ def seed_set(row: dict, role: str, headline: bool) -> dict:
     return {"role": role, "headline": headline, **{k: row.get(k) for k in HEADLINE}}
 
 
+def _by_id(rows: list[dict], other_rows: list[dict], unknown_is: str) -> dict[str, dict]:
+    """`other_rows` (the same claims judged on another seed set) by claim id; MissingResult
+    (`unknown_is`: what the message calls it) for one that `rows` lacks."""
+    by_id = {r["id"]: r for r in other_rows}
+    unknown = sorted(set(by_id) - {r["id"] for r in rows})
+    if unknown:
+        raise MissingResult(f"{unknown_is}: {', '.join(unknown)}")
+    return by_id
+
+
 def with_seed_sets(rows: list[dict], fresh_rows: list[dict], seen: list[int], fresh: list[int]) -> list[dict]:
     """`rows` (judged on the `seen` seeds) with each claim of `fresh_rows` (the same claims judged on
     the `fresh` seeds) taking its headline from the fresh seeds: verdict, parts, falsifier, standing
     and seeds are the fresh set's, so every count reads them; `seed_sets` keeps both judgements, the
     seen set's first, each naming its seeds."""
-    by_id = {r["id"]: r for r in fresh_rows}
-    unknown = sorted(set(by_id) - {r["id"] for r in rows})
-    if unknown:
-        raise MissingResult(f"judged on fresh seeds but not on the seen ones: {', '.join(unknown)}")
+    by_id = _by_id(rows, fresh_rows, "judged on fresh seeds but not on the seen ones")
     out = []
     for row in rows:
         new = by_id.get(row["id"])
@@ -65,10 +72,7 @@ def with_earlier_seeds(rows: list[dict], earlier_rows: list[dict], seeds: list[i
     """`rows` (judged on the paper's `seeds`) with each claim of `earlier_rows` (the same claims judged
     on the `earlier` seeds, before the paper's seeds changed) shown beside it: the headline stays the
     paper's seeds', and `seed_sets` keeps both judgements, the earlier set's first."""
-    by_id = {r["id"]: r for r in earlier_rows}
-    unknown = sorted(set(by_id) - {r["id"] for r in rows})
-    if unknown:
-        raise MissingResult(f"judged on earlier seeds but not on the paper's: {', '.join(unknown)}")
+    by_id = _by_id(rows, earlier_rows, "judged on earlier seeds but not on the paper's")
     out = []
     for row in rows:
         old = by_id.get(row["id"])
