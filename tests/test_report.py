@@ -117,8 +117,8 @@ def test_report_renders_scorecard_figures_and_provenance(root, tmp_path):
     # the first screen says what this is: the scale, each paper's title, arXiv id and its counts
     for t in (text, unescape(page)):
         assert "smoke: CPU proxies at toy sizes" in t and "Paper X (Someone et al., 2025)" in t
-        assert "(arXiv 2501.00001): 3 claims of the paper at smoke (3 seeds): 2 not replicated, " \
-            "1 not measured" in t
+        assert "(arXiv 2501.00001): 3 replications of the paper's claims at smoke (3 seeds): " \
+            "2 not replicated, 1 not measured" in t
     assert "| paperx | <a id=\"claim-paperx-X-1\"></a>X-1 |" in text and "-0.100 [-0.200, -0.050]" in text
     assert "![forest plot paperx](forest/paperx.png)" in text
     # each deviation list once per paper; a row names only its own further ones
@@ -412,6 +412,19 @@ def test_a_paper_line_counts_one_claim_and_one_seed_in_the_singular():
 
     claim = {"kind": "paper", "verdict": "replicated", "parts": [{"label": "a"}]}
     one = paper_lines([{"paper": "p", "scale": "smoke", "claims": [claim], "seeds": [0]}])[0]["line"]
-    assert one.startswith("1 claim of the paper at smoke (1 seed): "), one
+    assert one == "1 replication of the paper's claims at smoke (1 seed): 1 replicated", one
     two = paper_lines([{"paper": "p", "scale": "smoke", "claims": [claim] * 2, "seeds": [0, 1]}])[0]["line"]
-    assert two.startswith("2 claims of the paper at smoke (2 seeds): "), two
+    assert two.startswith("2 replications of the paper's claims at smoke (2 seeds): "), two
+
+
+def test_a_paper_line_names_the_claims_it_does_not_count():
+    """A paper whose claims have no falsifier yet does not read "0 claims of the paper": its line
+    says it has no replication and names the rows left out, by kind."""
+    from replikit.reporting.report import paper_lines
+
+    bare = {"kind": "paper", "verdict": "inconclusive", "parts": [{"label": "a"}], "standing": "no falsifier"}
+    check = {**bare, "standing": "check"}
+    paper = {"paper": "p", "scale": "smoke", "claims": [bare, bare, check], "seeds": [0]}
+    line = paper_lines([paper])[0]["line"]
+    assert line == ("0 replications of the paper's claims at smoke (1 seed): none; not counted: "
+                    "2 without a falsifier yet, 1 check"), line

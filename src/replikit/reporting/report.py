@@ -179,17 +179,28 @@ def subset_banners(papers: list[dict]) -> list[dict]:
             for source, names in by_source.items()]
 
 
+# The paper's rows that are not replications, as the per-paper line names them ("2 checks").
+NOT_COUNTED = (("cannot discriminate", "cannot discriminate", "cannot discriminate"),
+               ("no falsifier", "without a falsifier yet", "without a falsifier yet"),
+               ("check", "check", "checks"), ("background", "background", "background"))
+
+
 def paper_lines(papers: list[dict]) -> list[dict]:
-    """Per paper, for the first screen: its title, arXiv id(s) and a line of verdict counts."""
+    """Per paper, for the first screen: its title, arXiv id(s) and a line of verdict counts of its
+    replications (claims with a falsifier), naming its other claims, which are not counted."""
     out = []
     for p in papers:
-        own = [c for c in p["claims"] if row_kind(c) == "paper"]
+        kinds = [row_kind(c) for c in p["claims"]]
+        own = [c for c, k in zip(p["claims"], kinds, strict=True) if k == "paper"]
         n = tally(own)
         counts = ", ".join(f"{n[v]} {v}" for v in VERDICT_ORDER if n[v]) or "none"
+        others = ", ".join(f"{kinds.count(k)} {one if kinds.count(k) == 1 else many}"
+                           for k, one, many in NOT_COUNTED if kinds.count(k))
         seeds = len(p.get("seeds", []))
         out.append({"paper": p["paper"], "title": p.get("title") or p["paper"], "arxiv": p.get("arxiv", ""),
-                    "line": f"{_count(len(own), 'claim')} of the paper at {p['scale']} "
-                            f"({_count(seeds, 'seed')}): {counts}"})
+                    "line": f"{_count(len(own), 'replication')} of the paper's claims at {p['scale']} "
+                            f"({_count(seeds, 'seed')}): {counts}"
+                            + (f"; not counted: {others}" if others else "")})
     return out
 
 
