@@ -138,7 +138,8 @@ def block_verdict_summary(snaps: dict) -> str:
             claims = snap["papers"].get(p, {})
             groups = collections.defaultdict(list)
             for cid, row in claims.items():
-                groups[row["verdict"] if row["measured"] else "not measured"].append(cid)
+                tag = f" ({row['kind']})" if row["kind"] != "paper" else ""
+                groups[row["verdict"] if row["measured"] else "not measured"].append(cid + tag)
             cells.append("; ".join(f"{v} {', '.join(groups[v])}" for v in VERDICTS if groups[v]) or "-")
         lines.append(f"| {p} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
