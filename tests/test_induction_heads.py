@@ -90,22 +90,27 @@ def test_principal_shares_of_a_line_a_plane_and_a_random_walk():
 
 
 def _runs(exponents: dict[int, float], contexts=(4, 8, 16, 32), censor: tuple[int, int] | None = None,
-          top: float = 0.9) -> pd.DataFrame:
+          top: float = 0.9, adam: float | None = 1.0) -> pd.DataFrame:
+    """SGD runs whose emergence time grows as N ** exponents[seed], and Adam runs (IH-1's falsifier) as
+    N ** adam (None: no Adam runs)."""
     rows = []
-    for seed, a in exponents.items():
-        for n in contexts:
-            cut = censor == (seed, n)
-            rows.append({"run": "train", "seed": seed, "context": n, "emergence_step": np.nan if cut
-                         else 100.0 * n ** a, "censored": cut, "top_share": top, "walk_share": 0.83,
-                         "cap": 10 ** 6})
+    arms = [("train", exponents)] + ([("train_optimizer-adam", dict.fromkeys(exponents, adam))]
+                                     if adam is not None else [])
+    for run, by_seed in arms:
+        for seed, a in by_seed.items():
+            for n in contexts:
+                cut = censor == (seed, n) and run == "train"
+                rows.append({"run": run, "seed": seed, "context": n, "emergence_step": np.nan if cut
+                             else 100.0 * n ** a, "censored": cut, "top_share": top, "walk_share": 0.83,
+                             "cap": 10 ** 6})
     return pd.DataFrame(rows)
 
 
 def test_the_exponent_fit_recovers_the_power_and_leaves_out_a_censored_seed():
-    fits = iha.exponent_fits(_runs({0: 2.0, 1: 1.0, 2: 1.7}, censor=(2, 32)))
+    fits = iha.exponent_fits(_runs({0: 2.0, 1: 1.0, 2: 1.7}, censor=(2, 32), adam=None))
     assert set(fits) == {0, 1}
     assert fits[0][0] == pytest.approx(2.0) and fits[1][0] == pytest.approx(1.0)
-    local = iha.local_exponents(_runs({0: 2.0, 1: 1.0, 2: 1.7}, censor=(2, 32)))
+    local = iha.local_exponents(_runs({0: 2.0, 1: 1.0, 2: 1.7}, censor=(2, 32), adam=None))
     assert set(local) == {0, 1} and local[0] == pytest.approx(2.0) and local[1] == pytest.approx(1.0)
 
 
@@ -145,6 +150,71 @@ def test_config_errors_name_the_key_and_the_fix():
     assert any("'induction_heads.contexts'" in e and "raise the vocabulary" in e for e in errors)
     assert any("'induction_heads.stop_after'" in e and "set stop_after >= 1.5" in e for e in errors)
     assert ih.config_errors({**CFG, "pca_window": [1.0, 0.5]})
+
+
+def test_ih1s_falsifier_is_adam_and_reads_the_same_rule():
+    """IH-1's falsifier trains the same networks under Adam: it reads "not replicated" where Adam's
+    exponent is linear (the row counts as a replication), and "replicated" where Adam is quadratic too
+    (the row cannot discriminate)."""
+    from replikit.scoring.claims import standing
+
+    cfg = load([])["induction_heads"]
+    claims = iha.claims(ih.experiment_runs(cfg), cfg)
+    for adam, falsifier, kind in ((1.0, "not replicated", "replication"),
+                                  (2.0, "replicated", "cannot discriminate")):
+        rows = {r["id"]: r for r in evaluate(claims, {"runs": _runs(dict.fromkeys(range(5), 2.0), adam=adam)},
+                                             cfg=cfg)}
+        row = rows["IH-1"]
+        assert row["verdict"] == "replicated" and row["falsifier"]["verdict"] == falsifier
+        assert standing(row) == kind and row["falsifier"]["setting"] == "Adam at rate 0.001 instead of SGD"
+    with pytest.raises(Exception, match="train_optimizer-adam"):  # a claims job without the Adam runs
+        evaluate(claims, {"runs": _runs(dict.fromkeys(range(5), 2.0), adam=None)}, cfg=cfg)
+
+
+def test_the_adam_run_differs_from_the_sgd_run_only_in_its_optimizer_and_rate():
+    cfg = load([])["induction_heads"]
+    assert [r.name for r in ih.experiment_runs(cfg)["emergence_scaling"]] == ["train", "train_optimizer-adam"]
+    sgd, adam = ih.run_config(cfg, "train"), ih.run_config(cfg, "train_optimizer-adam")
+    assert "optimizer" not in sgd and sgd["lr"] == cfg["lr"]  # the SGD run's config is what it was
+    assert adam == {**sgd, "optimizer": "adam", "lr": cfg["adam_lr"]}
+    smoke = load(["config/smoke.yaml"])["induction_heads"]
+    assert smoke["adam_lr"] is None and all(r.name == "train" for rs in ih.experiment_runs(smoke).values()
+                                            for r in rs)
+    errors = ih.config_errors({**CFG, "contexts": [4, 8, 16, 32], "vocab": 64, "adam_lr": None})
+    assert any("'induction_heads.adam_lr' is null" in e and "set 'induction_heads.adam_lr'" in e
+               for e in errors)
+    assert not ih.config_errors({**CFG, "adam_lr": None})  # the smoke span: IH-1 is not measured anyway
+
+
+def test_the_emergence_figure_draws_adam_in_its_own_panel(tmp_path, monkeypatch):
+    """Where Adam is trained, the emergence-time figure has a second panel for it, with IH-1's band, and
+    its table names each row's optimizer."""
+    from replikit.reporting import plotting
+
+    kept = {}
+    monkeypatch.setattr(plotting, "save", lambda fig, path, title, *a: kept.update(fig=fig, title=title))
+    cfg = load([])["induction_heads"]
+    table = iha.figure_emergence_scaling(_runs(dict.fromkeys(range(3), 2.0)), [ih.Train(), ih.Train("adam")],
+                                         tmp_path / "f.png", "default", cfg=cfg)
+    axes = kept["fig"].axes
+    assert [a.get_title() for a in axes] == ["SGD (the paper's setting)", "Adam (IH-1's falsifier)"]
+    assert all(any(c.get_gid() == plotting.CLAIM_GID.format("IH-1") for c in a.collections) for a in axes)
+    assert "SGD 2.00 (3 seeds); Adam 1.00 (3 seeds)" in kept["title"]
+    assert sorted(table["optimizer"].unique()) == ["Adam", "SGD"]
+
+
+def test_an_adam_network_trains_with_adams_state():
+    """The optimizer is the run's: a few Adam steps leave Adam's moment estimates in the checkpointed
+    state, which SGD has none of."""
+    cfg = {**CFG, "contexts": [3], "max_steps": 30, "eval_every": 10, "snapshots": 4,
+           "optimizer": "adam", "lr": 0.001}
+    saved = []
+    ih.CHECKPOINT_STEPS, old = 10, ih.CHECKPOINT_STEPS
+    try:
+        ih.train_context(3, cfg, 0, torch.device("cpu"), save=saved.append)
+    finally:
+        ih.CHECKPOINT_STEPS = old
+    assert saved and "exp_avg" in next(iter(saved[-1]["optimizer"]["state"].values()))
 
 
 def test_a_censored_seed_is_named_where_it_is_left_out():

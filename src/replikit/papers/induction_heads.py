@@ -1,9 +1,12 @@
 """Musat, Pimentel, Noci, Stolfo, Sachan, Hofmann (2025), "On the Emergence of Induction Heads for
 In-Context Learning" (arXiv 2511.01033): runs and the training job.
 
-One run, one job per seed, which trains one network per context length in turn:
+One job per (run, seed), which trains one network per context length in turn:
 
-    train
+    train[_optimizer-adam]
+
+`train` is the paper's setting, plain SGD; `train_optimizer-adam` trains the same networks under Adam at
+rate `adam_lr` instead, IH-1's falsifier (config key `adam_lr`; null: not trained).
 
 The task (our reading of "a minimal ICL task formulation"; the paper's is in its body): a sequence of
 N item-label pairs and a query, 2N + 1 tokens from a vocabulary of V,
@@ -18,7 +21,8 @@ The model is `replikit.models.disentangled_transformer` (two attention-only laye
 stream, one-hot tokens and positions, zero initialization), trained by plain SGD at a constant rate on the
 squared error between its output and the answer's one-hot code, on fresh sequences every step (the
 population loss, sampled). Every `eval_every` steps, on a fixed set of `eval_sequences` sequences, the
-accuracy (argmax of the output = the answer) and the loss are measured.
+accuracy (argmax of the output = the answer) and the loss are measured. Under Adam everything but the
+optimizer and its rate is the same, the cap `max_steps` included.
 
 Emergence time (defined before any run, in the config): the first step at which the evaluation accuracy
 reaches `chance + emergence_level * (1 - chance)`, with chance = 1 / N (the accuracy of a guess among the
@@ -44,7 +48,7 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 import torch
@@ -54,7 +58,7 @@ from replikit.core.io import torch_save
 from replikit.core.progress import Progress
 from replikit.core.seeding import derive_seed, seed_everything
 from replikit.core.training import Stopwatch, load_checkpoint
-from replikit.papers.interface import Job, Run, Runs, Stage
+from replikit.papers.interface import OMITTED_AT_DEFAULT, Job, Run, Runs, Stage
 
 PAPER = "induction_heads"
 RESULTS = f"results/{PAPER}"
@@ -63,18 +67,23 @@ RUN_KEYS = ("contexts", "vocab", "lr", "batch_size", "eval_every", "eval_sequenc
             "stop_after", "plateau_accuracy", "max_steps", "snapshots", "pca_window")
 PCA_KEEP = 10  # principal directions written per run
 CHECKPOINT_STEPS = 10_000  # steps between checkpoints of the network in training (about 3 min at N = 64)
+OPTIMIZERS = {"sgd": torch.optim.SGD, "adam": torch.optim.Adam}
+MIN_SPAN = 8  # the contexts must span at least this factor for an exponent (issue 35)
 
 
 @dataclass(frozen=True)
 class Train(Run):
-    """Every context length, one network each: `train`."""
+    """Every context length, one network each, under SGD (`train`) or another optimizer
+    (`train_optimizer-adam`)."""
 
     kind: ClassVar[str] = "train"
+    optimizer: str = field(default="sgd", metadata=OMITTED_AT_DEFAULT)
 
 
 def experiment_runs(cfg: dict) -> dict[str, list[Train]]:
-    """Every figure reads the one run."""
-    return {"accuracy_curves": [Train()], "emergence_scaling": [Train()], "trajectory_pca": [Train()]}
+    """Every figure reads the SGD run; the emergence-time figure the Adam run too, where it is trained."""
+    adam = [Train("adam")] if cfg.get("adam_lr") is not None else []
+    return {"accuracy_curves": [Train()], "emergence_scaling": [Train(), *adam], "trajectory_pca": [Train()]}
 
 
 def config_errors(cfg: dict) -> list[str]:
@@ -92,13 +101,20 @@ def config_errors(cfg: dict) -> list[str]:
     if cfg["stop_after"] < hi:
         errors.append(f"config key '{key}.stop_after' ({cfg['stop_after']}) stops a run before the end of "
                       f"'{key}.pca_window' ({hi}): set stop_after >= {hi}")
+    if cfg.get("adam_lr") is None and max(cfg["contexts"]) >= MIN_SPAN * min(cfg["contexts"]):
+        errors.append(f"config key '{key}.adam_lr' is null, but the contexts {sorted(cfg['contexts'])} span "
+                      f"a factor of {MIN_SPAN} or more, so IH-1 would be judged without its falsifier "
+                      f"(Adam): set '{key}.adam_lr' (e.g. 0.001, Adam's usual rate)")
     return errors
 
 
 def run_config(cfg: dict, run: str) -> dict:
-    """The keys that define the run."""
-    Train.parse(run)
-    return {k: cfg[k] for k in RUN_KEYS}
+    """The keys that define the run: under Adam, its rate `adam_lr` is the run's `lr`."""
+    spec = Train.parse(run)
+    out = {k: cfg[k] for k in RUN_KEYS}
+    if spec.optimizer != "sgd":
+        out.update(optimizer=spec.optimizer, lr=cfg[f"{spec.optimizer}_lr"])
+    return out
 
 
 # ---------------------------------------------------------------- the task
@@ -152,7 +168,7 @@ def train_context(n_pairs: int, cfg: dict, seed: int, device: torch.device, resu
 
     vocab, every = cfg["vocab"], cfg["eval_every"]
     model = DisentangledTransformer(vocab, 2 * n_pairs + 1).to(device)
-    opt = torch.optim.SGD(model.parameters(), lr=cfg["lr"])
+    opt = OPTIMIZERS[cfg.get("optimizer", "sgd")](model.parameters(), lr=cfg["lr"])
     x_eval, y_eval = sequences(n_pairs, vocab, cfg["eval_sequences"],
                                torch.Generator().manual_seed(derive_seed(seed, "eval", n_pairs)), device)
     g = torch.Generator().manual_seed(derive_seed(seed, "train", n_pairs))
@@ -214,11 +230,11 @@ def run(spec: Train | str, cfg: dict, seed: int, device: torch.device | str = "c
     from replikit.reporting.provenance import run_fingerprint
 
     name = spec if isinstance(spec, str) else spec.name
-    Train.parse(name)
+    cfg = run_config(cfg, name)
     device = torch.device(device)
     seed_everything(seed, device=device)
     clock = Stopwatch()
-    fingerprint = run_fingerprint(name, seed, run_config(cfg, name), module=__name__)
+    fingerprint = run_fingerprint(name, seed, cfg, module=__name__)
     state = load_checkpoint(checkpoint)
     if state is not None and state.get("fingerprint") != fingerprint:
         print(f"ignoring {checkpoint}: it belongs to another run, configuration or code; training starts "

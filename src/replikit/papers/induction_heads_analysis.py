@@ -10,12 +10,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from replikit.papers.induction_heads import RUNS, Train, run_config
+from replikit.papers.induction_heads import MIN_SPAN, OPTIMIZERS, RUNS, Train, run_config
 from replikit.papers.interface import Figure, Paper
 from replikit.reporting import plotting
 from replikit.reporting.plotting import SEED_CI, sns
 from replikit.scoring.aggregate import run_rows
-from replikit.scoring.claims import Claim, Part, Source
+from replikit.scoring.claims import Claim, Falsifier, Part, Source
 from replikit.scoring.fidelity import Departure
 
 SOURCE = "arXiv 2511.01033 (2025)"
@@ -39,7 +39,6 @@ NINETEEN_CHECK = (
     "a theorem rather than a fitted effect, so no training run of that model could put the trajectory "
     "outside it; a setting that did (another architecture or initialization) would break the theorem's "
     "premises, not test its conclusion. It checks an implementation of the subspace, not built here.")
-MIN_SPAN = 8  # the contexts must span at least this factor for an exponent (issue 35)
 TOP = 3  # the principal directions trajectory_pca's table sums (the abstract's 3 dimensions)
 
 # The rule (config keys `margins.exponent` and `max_steps`), stated 2026-11-26 before the pilot ran
@@ -60,6 +59,13 @@ CHOSEN_AFTER_RESULTS = (
     "the default's contexts 8-64 were run before on the ladder's rung 1 (seeds 0-1), so IH-1 is judged "
     "on seeds that never ran at them")
 CAP_FACTOR = 3
+# IH-1's falsifier, declared 2026-11-29 before any Adam run of this model: Adam at rate `adam_lr`
+# (0.001, PyTorch's default, not tuned), everything else the SGD runs' (the cap too).
+ADAM_WHY = (
+    "the bound is stated for the paper's training dynamics (gradient flow, per third-party notes on the "
+    "paper's body, which could not be checked), whose speed scales with the gradient; Adam normalises "
+    "each step by the gradient's running scale, so its emergence times need not follow the bound (an "
+    "Adam prototype on another transformer grew about linearly in N)")
 
 
 # ---------------------------------------------------------------- results (figure and claims jobs)
@@ -153,10 +159,19 @@ def span_reason(cfg: dict) -> str:
 # ---------------------------------------------------------------- the rule (pilot)
 
 
+def of_run(runs: pd.DataFrame, spec: Train) -> pd.DataFrame:
+    """The rows of one run: `Train()` (SGD, the paper's) or `Train("adam")` (IH-1's falsifier); a
+    KeyError names a run the results lack."""
+    rows = runs[runs["run"] == spec.name]
+    if rows.empty:
+        raise KeyError(spec.name)
+    return rows
+
+
 def pilot_curves(paths: list[str | Path], cfg: dict) -> dict[str, dict[int, dict[float, float]]]:
-    """The pilot's emergence times: {"emergence": {seed: {context: step}}} (NaN: censored)."""
+    """The pilot's emergence times under SGD: {"emergence": {seed: {context: step}}} (NaN: censored)."""
     out: dict[str, dict[int, dict[float, float]]] = {"emergence": {}}
-    for r in load_runs(paths).itertuples():
+    for r in of_run(load_runs(paths), Train()).itertuples():
         out["emergence"].setdefault(int(r.seed), {})[float(r.context)] = float(r.emergence_step)
     return out
 
@@ -204,11 +219,40 @@ def figure_accuracy_curves(df: pd.DataFrame, specs: list[Train], out: Path, scal
 
 def figure_emergence_scaling(df: pd.DataFrame, specs: list[Train], out: Path, scale: str,
                              subset: bool = False, cfg: dict | None = None) -> pd.DataFrame:
-    """Emergence time against context length (log-log): every run, each seed's fitted line, and the
-    slope-2 reference through the runs' geometric mean; censored runs drawn at the cap."""
-    fig, axes = plotting.new_figure(1, width=6.4, height=4.2)
-    ax = axes[0, 0]
+    """Emergence time against context length (log-log), one panel per optimizer: SGD (the paper's
+    setting, IH-1) and, where trained, Adam (IH-1's falsifier), each with IH-1's band through its runs."""
+    optimizers = [s for s in (Train(), Train("adam")) if s in specs]
+    fig, axes = plotting.new_figure(len(optimizers), width=6.4, height=4.2)
     colours = plotting.hue_colours(["emergence time", "seed's fit", "slope 2 reference", "censored (at cap)"])
+    why = span_reason(cfg) if cfg is not None else ""
+    titles, tables = [], []
+    for ax, spec in zip(axes[0], optimizers, strict=True):
+        runs = of_run(df, spec)
+        fits = _draw_emergence(ax, runs, spec, colours, cfg)
+        local = local_exponents(runs)
+        titles.append(f"{_optimizer(spec)} {np.mean(list(local.values())):.2f} ({len(local)} seeds)"
+                      if local else f"{_optimizer(spec)}: none")
+        table = runs[["seed", "context", "emergence_step", "censored", "cap"]].copy()
+        table.insert(0, "optimizer", _optimizer(spec))
+        table["fitted_exponent"] = table["seed"].map({s: f[0] for s, f in fits.items()})
+        tables.append(table)
+    if why:  # IH-1 rejects an exponent here: the title gives none
+        title = f"Emergence time against context length: no exponent at this scale ({why.split(';')[0]})"
+    else:
+        title = ("Emergence time against context length: local exponent at the two longest N, "
+                 + "; ".join(titles))
+    plotting.save(fig, out, title, scale, subset)
+    return pd.concat(tables, ignore_index=True)
+
+
+def _optimizer(spec: Train) -> str:
+    return {"sgd": "SGD", "adam": "Adam"}[spec.optimizer]
+
+
+def _draw_emergence(ax, df: pd.DataFrame, spec: Train, colours: dict, cfg: dict | None) -> dict:
+    """One optimizer's panel: every run, each seed's fitted line, the slope-2 reference through the
+    runs' geometric mean, IH-1's band and the linear alternative; censored runs drawn at the cap.
+    Returns the seeds' fits."""
     timed = df[~df["censored"]]
     ax.scatter(timed["context"], timed["emergence_step"], s=22, color=colours["emergence time"], zorder=3,
                label="emergence time")
@@ -236,20 +280,11 @@ def figure_emergence_scaling(df: pd.DataFrame, specs: list[Train], out: Path, sc
     ax.set_yscale("log")
     contexts = sorted(int(n) for n in df["context"].unique())
     ax.set_xticks(contexts, [str(n) for n in contexts])
-    ax.set(xlabel="context length N (item-label pairs)", ylabel="emergence time (SGD steps)")
+    role = "the paper's setting" if spec.optimizer == "sgd" else "IH-1's falsifier"
+    ax.set(xlabel="context length N (item-label pairs)", ylabel=f"emergence time ({_optimizer(spec)} steps)",
+           title=f"{_optimizer(spec)} ({role})")
     ax.legend()
-    why = span_reason(cfg) if cfg is not None else ""
-    if why:  # IH-1 rejects an exponent here: the title gives none
-        title = f"Emergence time against context length: no exponent at this scale ({why.split(';')[0]})"
-    else:
-        local = local_exponents(df)
-        title = ("Emergence time against context length" +
-                 (f": local exponent {np.mean(list(local.values())):.2f} at the two longest N (mean of "
-                  f"{len(local)} seeds)" if local else ""))
-    plotting.save(fig, out, title, scale, subset)
-    table = df[["seed", "context", "emergence_step", "censored", "cap"]].copy()
-    table["fitted_exponent"] = table["seed"].map({s: f[0] for s, f in fits.items()})
-    return table
+    return fits
 
 
 def figure_trajectory_pca(df: pd.DataFrame, specs: list[Train], out: Path, scale: str,
@@ -284,9 +319,11 @@ FIGURES = (
            "drawn); one line per seed, one colour per N. Open "
            "circles: each run's emergence, where its accuracy first reaches halfway from chance (1 / N) "
            "to 1.", figure_accuracy_curves, "curves"),
-    Figure("emergence_scaling", "Emergence time against context length N, log-log: every run (dots), "
-           "each seed's least-squares line, and a slope-2 line through the runs' geometric mean (dashed). "
-           "IH-1 judges the local exponent between the two longest contexts (in the title). A run that had "
+    Figure("emergence_scaling", "Emergence time against context length N, log-log, under SGD (the "
+           "paper's setting) and, in a second panel where it is trained (config key `adam_lr`), under Adam "
+           "(IH-1's falsifier): every run (dots), each seed's least-squares line, and a slope-2 line through "
+           "the panel's runs' geometric mean (dashed). IH-1 judges the local exponent between the two "
+           "longest contexts (in the title), SGD's as the claim and Adam's as its falsifier. A run that had "
            "not emerged by the cap is censored: drawn as an open triangle at the cap, and its seed has no "
            "fit. Grey: IH-1's band of exponents 2 ± the margin (`margins.exponent`); dotted: slope 1, the "
            "linear alternative; both through the same point. Where the contexts span too small a factor "
@@ -315,8 +352,8 @@ def claims(runs: dict[str, list[Train]], cfg: dict) -> list[Claim]:
                f"emergence when the accuracy on {cfg['eval_sequences']} evaluation sequences reaches "
                f"{cfg['emergence_level']:g} of the way from 1 / N to 1")
 
-    def slopes(r: dict) -> tuple[dict[int, float], str]:
-        return local_exponents(r["runs"]), _censored_note(r["runs"])
+    def slopes(runs: pd.DataFrame) -> tuple[dict[int, float], str]:
+        return local_exponents(runs), _censored_note(runs)
 
     def left_out(note: str) -> str:
         return f" ({note}: left out)" if note else ""
@@ -324,8 +361,8 @@ def claims(runs: dict[str, list[Train]], cfg: dict) -> list[Claim]:
     def no_seed(per_seed: dict, note: str) -> str:
         return "" if per_seed else ("every seed has a censored context, so no exponent: " + note)
 
-    def ih1(r: dict) -> list[Part]:
-        per_seed, note = slopes(r)
+    def ih1(r: dict, spec: Train | None = None) -> list[Part]:
+        per_seed, note = slopes(of_run(r["runs"], spec or Train()))
         why, out = no_seed(per_seed, note), left_out(note)
         pair = f"N = {contexts[-2]} to {contexts[-1]}"
         return [Part(f"local exponent ({pair}) > {2 - m:g}{out}", per_seed, 2 - m, "above", no_evidence=why),
@@ -347,6 +384,10 @@ def claims(runs: dict[str, list[Train]], cfg: dict) -> list[Claim]:
               "longest contexts run, the nearest the asymptote, and fails on either side; 'faster than "
               "linear' (formerly IH-2) follows from it and is not counted apart",
               caveat=CHOSEN_AFTER_RESULTS,
+              falsifier=Falsifier(
+                  f"Adam at rate {cfg['adam_lr']:g} instead of SGD" if cfg.get("adam_lr") is not None
+                  else "Adam instead of SGD (not trained at this scale: config key adam_lr is null)",
+                  ADAM_WHY, lambda r: ih1(r, Train("adam"))),
               figures=("emergence_scaling", "accuracy_curves"), drawn=(("emergence_scaling", "y"),)),
         Claim("IH-4", "The training dynamics stay in a 19-dimensional subspace of the parameter space.",
               "19 dimensions (a proof, validated empirically)", SOURCE + ", abstract",
@@ -380,7 +421,7 @@ def cost(cfg: dict, run: str):
                              (rc["eval_sequences"], rc["max_steps"] // rc["eval_every"] + 1)):
             def setup(n: int = n, batch: int = batch) -> Setup:
                 model = fake_module(lambda: DisentangledTransformer(rc["vocab"], 2 * n + 1))
-                opt = torch.optim.SGD(model.parameters(), lr=1.0)
+                opt = OPTIMIZERS[rc.get("optimizer", "sgd")](model.parameters(), lr=rc["lr"])
                 x, y = torch.zeros(batch, 2 * n + 1, dtype=torch.long), torch.zeros(batch, dtype=torch.long)
                 return Setup(model, lambda: loss_of(model(x), y), opt, [x, y])
 

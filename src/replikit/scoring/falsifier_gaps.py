@@ -11,8 +11,6 @@ FALSIFIER_GAPS: dict[str, str] = {
     "cold_posterior/CPE-7": "prior-only against likelihood-only tempering without augmentation, where the "
                             "paper finds no cold posterior effect: two conditions no scale trains "
                             "(about 80 CPU-s at smoke)",
-    "induction_heads/IH-1": "the same emergence times under Adam instead of SGD (the issue's falsifier): "
-                            "no scale trains Adam, whose own max_steps needs a pilot first",
     "latent_lookahead/LL-1": "a contrast the paper draws where lookahead should not help; lookahead at "
                              "tau 0 is next-token prediction by construction, so it is no falsifier",
     "latent_lookahead/LL-2": "as LL-1",
