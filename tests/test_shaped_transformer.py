@@ -126,3 +126,17 @@ def test_st1_can_fail_when_one_width_differs(shift, verdict):
     st3 = [p.decide(0.9, 5) for p in claims["ST-3"].measure(_samples(0.0))]
     assert st2.verdict == "replicated" and st3[0].verdict == "replicated"
     assert claims["ST-4"].not_measurable(cfg).startswith("at any scale offline")
+
+
+def test_st4_names_its_falsifier_which_is_never_read_while_st4_is_not_measurable():
+    """ST-4 (the SDE describes the finite networks) is not measurable offline: its falsifier, softmax
+    attention against the same SDE, is declared and reads "not measured" with it, and its measure says
+    that the SDE is not built if it is ever called."""
+    from replikit.scoring.claims import evaluate
+
+    cfg = load(["config/smoke.yaml"])["shaped_transformer"]
+    st4 = [c for c in sta.claims(st.experiment_runs(cfg), cfg) if c.id == "ST-4"]
+    (row,) = evaluate(st4, _samples(0.0), cfg=cfg)
+    assert row["falsifier"]["verdict"] == "not measured" and "softmax" in row["falsifier"]["setting"]
+    with pytest.raises(NotImplementedError, match="simulation of the SDE, not built"):
+        st4[0].falsifier.measure(_samples(0.0))

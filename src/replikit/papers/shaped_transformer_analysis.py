@@ -35,6 +35,22 @@ SDE_NOT_SOURCED = ("the SDE's drift and diffusion are in the paper's body, not i
                    "not be found offline (searched 2026-11-26: the stored copies of the paper give its "
                    "abstract only); simulating an SDE with invented coefficients would test nothing")
 
+
+
+def _sde_not_built(results: dict) -> list:
+    """ST-4's falsifier's measure: the SDE it compares with is not built, so it says so if ever called."""
+    raise NotImplementedError("ST-4 and its falsifier need a simulation of the SDE, not built: "
+                              + SDE_NOT_SOURCED)
+
+
+# ST-4's falsifier, declared with the claim: never read while ST-4 is not measurable (at every scale
+# offline), so it names the setting and needs no runs beyond the softmax networks ST-3 trains.
+SDE_FALSIFIER = Falsifier(
+    "softmax attention instead of shaped (the networks ST-3 trains), against the same SDE",
+    "the sentence's SDE describes shaped attention; softmax attention with the same residual mixing "
+    "degenerates toward rank collapse (the abstract's contrast), so the SDE should describe it badly",
+    _sde_not_built)
+
 SHAPED_STARTS_AT_IDENTITY = (
     "holds by construction: at tau = tau0 sqrt(n d_k) = tau0 n the shaped attention is the identity plus "
     "O(n^-1/2) at initialization while softmax attention averages the tokens, so 'softmax minus shaped > 0' "
@@ -329,7 +345,7 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
               "the distance between the finite networks' correlation distribution and an Euler-Maruyama "
               "simulation of the SDE", "not measurable offline", lambda r: [], source=SIMULATED,
               not_measurable=lambda cfg: "at any scale offline: " + SDE_NOT_SOURCED,
-              figures=("correlation_by_ratio",)),
+              figures=("correlation_by_ratio",), falsifier=SDE_FALSIFIER),
     ]
 
 

@@ -20,6 +20,4 @@ FALSIFIER_GAPS: dict[str, str] = {
                           "construction): e.g. an init stack without attention, not built",
     "rank_collapse/RC-5": "the same training pair at a depth where alpha = 1 does not collapse (depth 2): "
                           "two runs per seed no scale trains (about 80 CPU-s at smoke)",
-    "shaped_transformer/ST-4": "the SDE's prediction itself: the claim is not measurable at any scale (the "
-                               "SDE coefficients are not available offline), so no falsifier can be read",
 }
