@@ -5,6 +5,7 @@ claims' ability to fail."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -215,6 +216,40 @@ def test_an_adam_network_trains_with_adams_state():
     finally:
         ih.CHECKPOINT_STEPS = old
     assert saved and "exp_avg" in next(iter(saved[-1]["optimizer"]["state"].values()))
+
+
+def test_a_pilot_stopped_once_every_network_emerged_is_read_from_its_checkpoints(tmp_path):
+    """The cap's rule reads only emergence times, which a checkpoint holds: the finished networks' and
+    the one in training's, once it has emerged. A network not yet emerged, or a context not reached,
+    is refused; the Adam run's checkpoints are not the pilot's."""
+    from replikit.core.io import torch_save
+
+    cfg = {**CFG, "contexts": [8, 16]}
+
+    def ckpt(name: str, emerged: float | None, items=({"context": 8, "emergence_step": 500.0},)) -> Path:
+        path = tmp_path / f"{name}.ckpt"
+        torch_save(path, {"items": list(items), "current": {"context": 16, "step": 4000, "emerged": emerged}})
+        return path
+
+    paths = [ckpt("train_seed100", 1999.5), ckpt("train_seed101", 2100.0),
+             ckpt("train_optimizer-adam_seed100", None)]
+    assert iha.pilot_curves_from_checkpoints(paths, cfg) == {
+        "emergence": {100: {8.0: 500.0, 16.0: 1999.5}, 101: {8.0: 500.0, 16.0: 2100.0}}}
+    cap = iha.margins_from_curves(iha.pilot_curves_from_checkpoints(paths, cfg), cfg)["max_steps"]
+    assert cap["margin"] == 7000  # 3 x 2,100, rounded up to 1,000
+    with pytest.raises(ValueError, match="N = 16 has not emerged yet"):
+        iha.pilot_curves_from_checkpoints([ckpt("train_seed102", None)], cfg)
+    with pytest.raises(ValueError, match=r"contexts \[16.0\] not trained yet"):
+        iha.pilot_curves_from_checkpoints([_finished(tmp_path)], cfg)
+
+
+def _finished(tmp_path) -> Path:
+    """A checkpoint between networks: N = 8 finished, nothing in training."""
+    from replikit.core.io import torch_save
+
+    path = tmp_path / "train_seed104.ckpt"
+    torch_save(path, {"items": [{"context": 8, "emergence_step": 500.0}], "current": None})
+    return path
 
 
 def test_a_censored_seed_is_named_where_it_is_left_out():

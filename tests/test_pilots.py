@@ -59,3 +59,12 @@ def test_the_cl2_rule_is_half_of_ntps_width_effect(effects, want):
 
     curves = {seed: {64.0: 0.3 + e, 256.0: 0.3 + e / 2, 1024.0: 0.3} for seed, e in enumerate(effects)}
     assert cla.cl2_margin(curves)["margin"] == want
+
+
+def test_only_a_rule_that_reads_checkpoints_takes_the_checkpoints_flag(tmp_path):
+    from replikit.plan.pilot import main
+
+    with pytest.raises(SystemExit, match="cannot be read from checkpoints"):
+        main(["depthwise_transfer", "--scale", "default", "--runs", str(tmp_path), "--checkpoints"])
+    with pytest.raises(SystemExit, match="no pilot runs under"):
+        main(["induction_heads", "--scale", "default", "--runs", str(tmp_path), "--checkpoints"])

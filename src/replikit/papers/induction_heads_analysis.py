@@ -176,6 +176,35 @@ def pilot_curves(paths: list[str | Path], cfg: dict) -> dict[str, dict[int, dict
     return out
 
 
+def pilot_curves_from_checkpoints(paths: list[str | Path],
+                                  cfg: dict) -> dict[str, dict[int, dict[float, float]]]:
+    """The pilot's emergence times under SGD read from its jobs' checkpoints (`<run>_seed<N>.ckpt`), for
+    a pilot stopped once every network had emerged: the rule reads only emergence times, and a network
+    in training has its emergence step in its checkpoint as the finished run would report it. Refuses a
+    checkpoint whose network has not emerged yet."""
+    import torch
+
+    out: dict[str, dict[int, dict[float, float]]] = {"emergence": {}}
+    for path in paths:
+        run, seed = Path(path).stem.rsplit("_seed", 1)
+        if run != Train().name:
+            continue
+        state = torch.load(path, weights_only=False, mmap=True)  # read only: never moved aside
+        times = {float(it["context"]): float(it["emergence_step"]) if it["emergence_step"] is not None
+                 else math.nan for it in state["items"]}
+        if state["current"] is not None:
+            current = state["current"]
+            if current["emerged"] is None:
+                raise ValueError(f"{path}: N = {current['context']} has not emerged yet (step "
+                                 f"{current['step']}): let the pilot run on")
+            times[float(current["context"])] = float(current["emerged"])
+        missing = sorted(set(map(float, cfg["contexts"])) - set(times))
+        if missing:
+            raise ValueError(f"{path}: contexts {missing} not trained yet: let the pilot run on")
+        out["emergence"][int(seed)] = times
+    return out
+
+
 def margins_from_curves(curves: dict[str, dict[int, dict[float, float]]], cfg: dict,
                         cost: float = MARGIN_LOSS_COST) -> dict[str, dict]:
     """The exponent margin and the cap by MARGIN_RULE from the pilot's emergence times."""

@@ -53,14 +53,22 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--scale", required=True, help="the scale whose config block the margins are for")
     ap.add_argument("--runs", type=Path, required=True,
                     help="the pilot's results folder (its <paper>/runs/<run>/seed<N>/metrics.json)")
+    ap.add_argument("--checkpoints", action="store_true",
+                    help="read the pilot from its jobs' checkpoints (<paper>/checkpoints/*.ckpt) instead, "
+                         "for a rule that reads only what a checkpoint holds (induction heads' emergence "
+                         "times: the pilot may stop once every network has emerged)")
     a = ap.parse_args(argv)
     module = rule_module(a.paper)
     config = load([f"config/{a.scale}.yaml"] if a.scale != "default" else [])
     cfg = config[a.paper]
-    paths = sorted((a.runs / a.paper / "runs").glob("*/seed*/metrics.json"))
+    if a.checkpoints and not hasattr(module, "pilot_curves_from_checkpoints"):
+        raise SystemExit(f"{a.paper}'s rule cannot be read from checkpoints: leave out --checkpoints")
+    found = (a.runs / a.paper / "checkpoints").glob("*.ckpt") if a.checkpoints \
+        else (a.runs / a.paper / "runs").glob("*/seed*/metrics.json")
+    paths = sorted(found)
     if not paths:
-        raise SystemExit(f"no pilot runs under {a.runs / a.paper / 'runs'}: run the pilot first (see --help)")
-    curves = module.pilot_curves(paths, cfg)
+        raise SystemExit(f"no pilot runs under {a.runs / a.paper}: run the pilot first (see --help)")
+    curves = (module.pilot_curves_from_checkpoints if a.checkpoints else module.pilot_curves)(paths, cfg)
     seeds = sorted({s for by_seed in curves.values() for s in by_seed})
     if set(seeds) & set(config["seeds"]):
         raise SystemExit(f"pilot seeds {seeds} overlap the verdict seeds {config['seeds']}: a pilot must use "
