@@ -454,7 +454,7 @@ def cost(cfg: dict, run: str):
                 x, y = torch.zeros(batch, 2 * n + 1, dtype=torch.long), torch.zeros(batch, dtype=torch.long)
                 return Setup(model, lambda: loss_of(model(x), y), opt, [x, y])
 
-            pieces.append(Piece(("ih", rc["vocab"], n, batch), setup, steps))
+            pieces.append(Piece(("ih", rc.get("optimizer", "sgd"), rc["vocab"], n, batch), setup, steps))
     formula = (f"per context: {rc['max_steps']} steps (the cap) + an evaluation of {rc['eval_sequences']} "
                f"every {rc['eval_every']}")
     return JobPlan(pieces, formula, "induction_heads.batch_size")
