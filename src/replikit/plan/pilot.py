@@ -68,7 +68,10 @@ def main(argv: list[str] | None = None) -> None:
     paths = sorted(found)
     if not paths:
         raise SystemExit(f"no pilot runs under {a.runs / a.paper}: run the pilot first (see --help)")
-    curves = (module.pilot_curves_from_checkpoints if a.checkpoints else module.pilot_curves)(paths, cfg)
+    try:
+        curves = (module.pilot_curves_from_checkpoints if a.checkpoints else module.pilot_curves)(paths, cfg)
+    except ValueError as e:  # a pilot not finished yet: say which run and what to do
+        raise SystemExit(str(e)) from e
     seeds = sorted({s for by_seed in curves.values() for s in by_seed})
     if set(seeds) & set(config["seeds"]):
         raise SystemExit(f"pilot seeds {seeds} overlap the verdict seeds {config['seeds']}: a pilot must use "
