@@ -57,7 +57,9 @@ CHOSEN_AFTER_RESULTS = (
     "linearly in N), the context range, and the statistic, the local exponent at the two longest contexts "
     "(adopted after the fitted exponents and the ladder's local exponents, seeds 0-1, had been seen); "
     "the default's contexts 8-64 were run before on the ladder's rung 1 (seeds 0-1), so IH-1 is judged "
-    "on seeds that never ran at them")
+    "on seeds that never ran at them. The pilot that set the cap (seeds 100-101, "
+    "config/pilots/induction_heads.<scale>.json) measured emergence at the same contexts; emergence is "
+    "nearly deterministic across seeds, so the verdict seeds confirm the pilot rather than test IH-1 blind")
 CAP_FACTOR = 3
 # IH-1's falsifier, declared 2026-11-29 before any Adam run of this model: Adam at rate `adam_lr`
 # (0.001, PyTorch's default, not tuned), everything else the SGD runs' (the cap too).
