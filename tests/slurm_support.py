@@ -41,6 +41,7 @@ IN_CI = os.environ.get("CI", "").lower() == "true"
 # from the config's `resources` (distinct numbers, so the test sees them reach sbatch).
 CL_TEST_CONFIG = {
     "outdir": ".",  # the tree at the work folder's top (smoke's own is scales/smoke)
+    "batch_seeds": False,  # one job per seed, as on a cluster at the paper's scale
     "data": {"search_paths": [str(SHARED)]},
     "papers": ["continual_learning"],
     "continual_learning": {

@@ -8,12 +8,11 @@ from replikit.papers.glue import (
     claim_inputs,
     earlier_seeds,
     earlier_seeds_errors,
+    extra_seeds,
     fresh_seeds,
     fresh_seeds_errors,
-    stage_inputs,
-    stage_params,
     stage_resources,
-    wildcard_constraints_of,
+    stage_rules,
 )
 
 SEEDS = config["seeds"]

@@ -8,30 +8,34 @@ for paper in PAPERS:
     # config key <paper>.earlier_seeds: claims shown again on the seeds they had before (glue.earlier_seeds)
     P_EARLIER = earlier_seeds(config, P)
 
-    for stage in paper.stages:
+    # config key batch_seeds: one job per run for all P_SEEDS (glue.stage_rules)
+    P_EXTRA = extra_seeds(P_FRESH, P_EARLIER)
 
-        rule:
-            name:
-                f"{paper.prefix}_{stage.name}"
-            input:
-                unpack(stage_inputs(stage, PCFG)),
-            output:
-                **{k: directory(v) if stage.directory else v for k, v in stage.outputs.items()},
-            params:
-                **stage_params(stage, PCFG),
-            wildcard_constraints:
-                **wildcard_constraints_of(paper, stage),
-            log:
-                f"logs/{stage.log(P)}.log",
-            benchmark:
-                f"logs/benchmarks/{stage.log(P)}.tsv"
-            threads: config["threads"] if stage.threads else 1
-            resources:
-                **stage_resources(paper, stage, PCFG),
-            conda:
-                "../../envs/replikit.yaml"
-            script:
-                "../scripts/paper_stage.py"
+    for stage in paper.stages:
+        for sr in stage_rules(paper, stage, config, P_SEEDS, P_EXTRA):
+
+            rule:
+                name:
+                    sr.name
+                input:
+                    unpack(sr.inputs(PCFG)),
+                output:
+                    **{k: directory(v) if stage.directory else v for k, v in sr.outputs().items()},
+                params:
+                    **sr.params(PCFG),
+                wildcard_constraints:
+                    **sr.constraints(paper),
+                log:
+                    f"logs/{sr.log(P)}.log",
+                benchmark:
+                    f"logs/benchmarks/{sr.log(P)}.tsv"
+                threads: config["threads"] if stage.threads else 1
+                resources:
+                    **stage_resources(paper, stage, PCFG, len(sr.seeds or [0])),
+                conda:
+                    "../../envs/replikit.yaml"
+                script:
+                    "../scripts/paper_stage.py"
 
     rule:
         name:

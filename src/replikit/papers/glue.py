@@ -7,7 +7,9 @@ from __future__ import annotations
 import re
 import shutil
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from replikit.data.datasets import data_label, subset_title
@@ -28,9 +30,10 @@ def stage_params(stage: Stage, cfg: dict) -> dict[str, Callable[[Wildcards], Any
     return params
 
 
-def stage_resources(paper: Paper, stage: Stage, cfg: dict) -> dict[str, int]:
+def stage_resources(paper: Paper, stage: Stage, cfg: dict, n_seeds: int = 1) -> dict[str, int]:
+    """The job's memory and runtime (times `n_seeds`, the seeds one batched job runs in turn)."""
     res = cfg["resources"]
-    out = {"mem_mb": stage.mem_mb or res["mem_mb"], "runtime": stage.runtime or res["runtime"]}
+    out = {"mem_mb": stage.mem_mb or res["mem_mb"], "runtime": (stage.runtime or res["runtime"]) * n_seeds}
     if not stage.gpu:
         return out
     return {**out, "gpu": res["gpu"], **({"gpu_mem_mb": res["gpu_mem_mb"]} if "gpu_mem_mb" in res else {})}
@@ -40,12 +43,122 @@ def wildcard_constraints_of(paper: Paper, stage: Stage) -> dict[str, str]:
     return {"run": paper.run_pattern, **stage.wildcards}
 
 
+# ---------------------------------------------------------------- seeds batched into one job
+
+SEED = "{seed}"
+
+
+@dataclass(frozen=True)
+class StageRule:
+    """One generated rule of a stage (papers.smk): the stage's own, one job per seed; or, with config
+    key `batch_seeds`, one job per run that runs the paper's seeds in turn (`seeds`), plus a
+    per-seed rule `<prefix>_<stage>_seed` for seeds outside them (fresh and earlier seeds)."""
+
+    name: str
+    stage: Stage
+    seeds: tuple[int, ...] | None  # the seeds one job runs; None: one job per seed ({seed})
+    only: tuple[int, ...] | None = None  # the per-seed rule's seeds, where it is restricted to some
+
+    def outputs(self) -> dict[str, str | list[str]]:
+        if self.seeds is None:
+            return dict(self.stage.outputs)
+        return {k: [v.replace(SEED, str(s)) for s in self.seeds] for k, v in self.stage.outputs.items()}
+
+    def log(self, paper: str) -> str:
+        """The stage's log path, with `seeds` for the seed of a batched job."""
+        path = self.stage.log(paper)
+        return path if self.seeds is None else path.replace(f"seed{SEED}", "seeds")
+
+    def inputs(self, cfg: dict) -> Callable[[Wildcards], dict]:
+        each = stage_inputs(self.stage, cfg)
+        if self.seeds is None:
+            return each
+        return lambda w: merged_inputs([each(with_seed(w, s)) for s in self.seeds])
+
+    def params(self, cfg: dict) -> dict[str, Callable[[Wildcards], Any]]:
+        if self.seeds is None:
+            return stage_params(self.stage, cfg)
+        params = {"cfg": stage_params(self.stage, cfg)["cfg"], "seeds": list(self.seeds)}
+        if self.stage.scratch:
+            pattern = self.stage.scratch
+            params["scratch"] = lambda w: [pattern.format(**vars(with_seed(w, s))) for s in self.seeds]
+        return params
+
+    def constraints(self, paper: Paper) -> dict[str, str]:
+        own = wildcard_constraints_of(paper, self.stage)
+        return own if self.only is None else {**own, "seed": "|".join(str(s) for s in self.only)}
+
+
+def batch_seeds(config: dict) -> bool:
+    """Config key `batch_seeds`: one job per run for all the paper's seeds (saves a process start and
+    the imports per seed, most of a small job's time; a failing seed fails the whole job)."""
+    return bool(config.get("batch_seeds"))
+
+
+def stage_rules(paper: Paper, stage: Stage, config: dict, seeds: list[int],
+                extra: list[int]) -> list[StageRule]:
+    """The rules of one stage: its own, one job per seed; or, with `batch_seeds` and a stage whose
+    outputs have a seed, one job per run for `seeds`, plus a per-seed rule for the `extra` seeds
+    (fresh and earlier seeds) where there are any."""
+    name = f"{paper.prefix}_{stage.name}"
+    if not batch_seeds(config) or not all(SEED in v for v in stage.outputs.values()):
+        return [StageRule(name, stage, None)]
+    rest = tuple(sorted(set(extra) - set(seeds)))
+    own = [StageRule(name, stage, tuple(seeds))]
+    return own + [StageRule(f"{name}_seed", stage, None, rest)] if rest else own
+
+
+def extra_seeds(fresh: dict | None, earlier: dict | None) -> list[int]:
+    """The seeds of the fresh and earlier seed sets, which a batched job does not run."""
+    return sorted({s for block in (fresh, earlier) if block for s in block["seeds"]})
+
+
+def with_seed(w: Wildcards, seed: int) -> SimpleNamespace:
+    """Wildcards `w` with `seed` added, as a stage's functions read them (by attribute)."""
+    return SimpleNamespace(**dict(w.items()), seed=str(seed))
+
+
+def merged_inputs(per_seed: list[dict[str, Any]]) -> dict[str, list[str]]:
+    """The inputs of several seeds' jobs in one: name -> every seed's path(s), each once, in order."""
+    out: dict[str, list[str]] = {}
+    for inputs in per_seed:
+        for k, v in inputs.items():
+            for path in [v] if isinstance(v, str) else list(v):
+                if path not in out.setdefault(k, []):
+                    out[k].append(path)
+    return out
+
+
 def run_stage(sm: Any, device: Any) -> None:
     """A stage job (workflow/scripts/paper_stage.py): run it, then drop its checkpoint or work dir.
     Imports only the paper's run module (no analysis, pandas or plotting)."""
     register_config_datasets(getattr(sm, "config", None) or {})
     stage = stage_of_job(sm.log[0])
-    job = Job.from_snakemake(sm, device, stage.run.__module__)
+    seeds = sm.params.get("seeds")
+    if seeds is None:
+        return run_one(sm, stage, Job.from_snakemake(sm, device, stage.run.__module__))
+    for job in seed_jobs(sm, stage, device, seeds):
+        print(f"[replikit] seed {job.wildcards['seed']} of {seeds}", flush=True)
+        run_one(sm, stage, job)
+
+
+def seed_jobs(sm: Any, stage: Stage, device: Any, seeds: list[int]) -> list[Job]:
+    """The per-seed jobs of a batched stage job (`StageRule`): each seed's own wildcards, inputs,
+    outputs and scratch, as its own job would have them."""
+    cfg = sm.config[paper_of_job(sm.log[0])]
+    listed = {k: [v] if isinstance(v, str) else list(v) for k, v in sm.output.items()}
+    scratch = sm.params.get("scratch") or [None] * len(seeds)
+    jobs = []
+    for i, seed in enumerate(seeds):
+        w = with_seed(sm.wildcards, seed)
+        inputs = stage.inputs(cfg, w) if stage.inputs else {}
+        jobs.append(Job(vars(w), dict(inputs), {k: v[i] for k, v in listed.items()}, sm.params.cfg,
+                        scratch[i], device, stage.run.__module__, sm.rule))
+    return jobs
+
+
+def run_one(sm: Any, stage: Stage, job: Job) -> None:
+    """One seed's job of a stage: its outputs copied from the run store where stored, else run."""
     # config key run_store: copy what another output tree ran with the same definition (never a
     # throughput record: a benchmark measures the machine and moment it ran on)
     store = None if stage.benchmark else (sm.config or {}).get("run_store")
@@ -53,7 +166,7 @@ def run_stage(sm: Any, device: Any) -> None:
         from replikit.core import run_store
         from replikit.reporting.provenance import code_hash
 
-        entry = run_store.key(paper_of_job(sm.log[0]), stage.name, job.wildcards, job.cfg, device.type,
+        entry = run_store.key(paper_of_job(sm.log[0]), stage.name, job.wildcards, job.cfg, job.device.type,
                               code_hash(stage.run.__module__))
         origin = run_store.fetch(store, entry, job.output)
         if origin is not None:

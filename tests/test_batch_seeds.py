@@ -1,0 +1,99 @@
+"""Config key `batch_seeds` (CI's smoke scale): one stage job per run runs all the paper's seeds in
+turn, each as its own job would (glue.StageRule, glue.seed_jobs); fresh and earlier seeds keep a job
+each. That a batched job's numbers equal the per-seed jobs' is what CI's smoke run checks against
+the committed reference, which per-seed jobs made."""
+
+from __future__ import annotations
+
+import re
+from types import SimpleNamespace
+
+from replikit.core.config import load_config
+from replikit.papers import glue, registry
+from tests.conftest import ROOT
+from tests.test_workflow import overlay, smk
+
+BATCHED = {"batch_seeds": True}
+
+
+def stage(paper: str, name: str):
+    return next(s for s in registry.get(paper).stages if s.name == name)
+
+
+def test_without_the_key_every_stage_keeps_one_job_per_seed():
+    paper = registry.get("benign_memorization")
+    for s in paper.stages:
+        (rule,) = glue.stage_rules(paper, s, {}, [0, 1], [])
+        assert rule.seeds is None and rule.name == f"bm_{s.name}" and rule.outputs() == s.outputs
+
+
+def test_a_batched_rule_lists_each_seeds_outputs_and_logs_once_per_run():
+    paper = registry.get("benign_memorization")
+    (rule,) = glue.stage_rules(paper, stage("benign_memorization", "train"), BATCHED, [3, 4], [])
+    assert rule.seeds == (3, 4) and rule.name == "bm_train"
+    outs = rule.outputs()
+    assert all(len(v) == 2 and "seed3" in v[0] and "seed4" in v[1] for v in outs.values())
+    assert rule.log("benign_memorization") == "benign_memorization/train/{run}/seeds"
+    params = rule.params({"dummy": 1})
+    assert params["seeds"] == [3, 4]
+    w = SimpleNamespace(run="r", items=lambda: {"run": "r"}.items())
+    assert params["scratch"](w) == [s.replace("{run}", "r").replace("{seed}", str(k))
+                                    for k, s in ((3, stage("benign_memorization", "train").scratch),
+                                                 (4, stage("benign_memorization", "train").scratch))]
+
+
+def test_a_stage_without_seeds_is_not_batched():
+    paper = registry.get("benign_memorization")
+    (rule,) = glue.stage_rules(paper, stage("benign_memorization", "benchmark_training_loop"), BATCHED,
+                               [0, 1], [])
+    assert rule.seeds is None
+
+
+def test_fresh_and_earlier_seeds_get_a_per_seed_rule_of_their_own():
+    paper = registry.get("depthwise_transfer")
+    extra = glue.extra_seeds({"seeds": [10, 11], "claims": []}, {"seeds": [0, 20], "claims": []})
+    assert extra == [0, 10, 11, 20]
+    batched, single = glue.stage_rules(paper, stage("depthwise_transfer", "train"), BATCHED, [0, 1], extra)
+    assert batched.seeds == (0, 1)
+    assert single.name == "dt_train_seed" and single.seeds is None and single.only == (10, 11, 20)
+    assert single.constraints(paper)["seed"] == "10|11|20"
+
+
+def test_merged_inputs_keep_each_path_once_in_seed_order():
+    merged = glue.merged_inputs([{"tensors": "t.pt", "model": "s0/model.pt"},
+                                 {"tensors": "t.pt", "model": "s1/model.pt"}, {"runs": ["a", "b"]}])
+    assert merged == {"tensors": ["t.pt"], "model": ["s0/model.pt", "s1/model.pt"], "runs": ["a", "b"]}
+
+
+def test_each_seed_of_a_batched_job_gets_its_own_inputs_outputs_and_scratch():
+    """benign memorization's layer probe reads the model of its own seed."""
+    cfg = {"dataset": "cifar10"}
+    probe = stage("benign_memorization", "probe_layers")
+    rule = glue.StageRule("bm_probe_layers", probe, (0, 1))
+    wild = {"run": "r"}
+    sm = SimpleNamespace(
+        log=["logs/benign_memorization/probe_layers/r/seeds.log"], config={"benign_memorization": cfg},
+        output={k: v for k, v in rule.outputs().items()},
+        params=SimpleNamespace(cfg={"c": 1}, get=lambda k: None), rule="bm_probe_layers",
+        wildcards=SimpleNamespace(items=lambda: wild.items()))
+    sm.output = {k: [p.replace("{run}", "r") for p in v] for k, v in sm.output.items()}
+    jobs = glue.seed_jobs(sm, probe, "cpu", [0, 1])
+    assert [j.wildcards for j in jobs] == [{"run": "r", "seed": "0"}, {"run": "r", "seed": "1"}]
+    assert [j.input["model"] for j in jobs] == [probe.inputs(cfg, SimpleNamespace(run="r", seed=s))["model"]
+                                                for s in ("0", "1")]
+    assert all(f"seed{i}" in j.output["layers"] for i, j in enumerate(jobs))
+    assert all(j.cfg == {"c": 1} and j.scratch is None and j.rule == "bm_probe_layers" for j in jobs)
+
+
+def test_the_smoke_dag_batches_its_seeds_and_keeps_fresh_seeds_apart(tmp_path):
+    """A dry run of the smoke scale with fresh seeds for depthwise transfer: one dt_train job per run
+    for seeds 0-4, one per fresh seed and run, and no rule ambiguous."""
+    extra = {"depthwise_transfer": {"fresh_seeds": {"seeds": [10], "claims": ["DT-1"]}}}
+    res = smk("-n", "--quiet", "rules", "--configfile", str(ROOT / "config/smoke.yaml"),
+              str(overlay(tmp_path, extra)), "--directory", str(tmp_path), timeout=600)
+    assert res.returncode == 0, res.stdout + res.stderr
+    cfg = load_config(ROOT / "config/smoke.yaml", ROOT / "workflow/schemas/config.schema.yaml")
+    assert cfg["batch_seeds"] is True
+    counts = {k: int(v) for k, v in re.findall(r"^(\w+)\s+(\d+)$", res.stdout, re.M)}
+    assert counts["dt_train"] == len(registry.get("depthwise_transfer").runs_of(cfg["depthwise_transfer"]))
+    assert 1 <= counts["dt_train_seed"] <= counts["dt_train"]  # the runs the claims read, at seed 10
