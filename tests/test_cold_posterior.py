@@ -189,7 +189,13 @@ def test_shared_conditions_run_once_and_keys_do_not_retrain():
     main = cp.RunSpec("plain", "crop_flip", None, 1.0).name
     assert main in {r.name for r in runs["temperature_sweep"]} and main in {r.name for r in runs["prior"]}
     names = [r.name for r in cp.all_runs(_cfg())]
-    assert len(names) == len(set(names)) == 2 + 2 + 2 + 4  # sweep, curation, prior (0.1, prior-mode), K
+    # sweep, curation, prior (0.1, prior-mode), the prior-mode without augmentation (CPE-7's falsifier;
+    # its whole-posterior reference is the sweep's), K
+    assert len(names) == len(set(names)) == 2 + 2 + 2 + 1 + 4
+    no_aug = cp.RunSpec("plain", "none", None, 1.0, temper="prior").name
+    assert no_aug in {r.name for r in runs["prior"]}
+    for aug, n in (("crop_flip", 2), ("none", 1)):  # without augmentation the claim has no falsifier run
+        assert sum(r.temper == "prior" for r in cp.experiment_runs(_cfg(augmentation=aug))["prior"]) == n
     assert cp.training_config(_cfg()) == cp.training_config(_cfg(invariance={"n_augs": [1, 2],
                                                                              "models": ["plain"]}))
     with pytest.raises(ValueError, match="contain 1"):
@@ -490,3 +496,22 @@ def test_temperature_sweep_gives_each_condition_one_colour_whatever_the_run_orde
         import matplotlib.pyplot as plt
 
         plt.close("all")
+
+
+def test_cpe7s_falsifier_reads_the_same_statistic_without_augmentation():
+    """Without augmentation (`_results`: a smaller gain, and the likelihood's the larger) the falsifier
+    reads "not replicated"; where tempering the prior alone gains more with and without augmentation,
+    both read "replicated" and the row cannot discriminate."""
+    tempering = {"scales": [0.1, 1.0], "tempering": ["likelihood", "prior"]}
+    df = _results(0.2, prior=tempering)
+    row = _rows(df, prior=tempering)["CPE-7"]
+    (part,) = row["falsifier"]["parts"]
+    assert part["label"] == "none: CPE tempering the prior only minus tempering the likelihood only"
+    assert row["falsifier"]["verdict"] == "not replicated" and row["standing"] == "replication"
+    names = {t: {a: cp.RunSpec("plain", a, None, 1.0, temper=t).name for a in ("crop_flip", "none")}
+             for t in ("prior", "likelihood")}
+    swap = {names["prior"][a]: names["likelihood"][a] for a in names["prior"]}
+    swapped = df.assign(run=df["run"].map(lambda r: swap.get(r, {v: k for k, v in swap.items()}.get(r, r))))
+    row = _rows(swapped, prior=tempering)["CPE-7"]
+    assert row["verdict"] == row["falsifier"]["verdict"] == "replicated"
+    assert row["standing"] == "cannot discriminate"

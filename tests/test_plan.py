@@ -196,7 +196,8 @@ def test_cli_prints_every_job_and_writes_json(tmp_path, capsys):
     assert pl.main([str(config), "--accelerator", "A100", "--json", str(out)]) == 0
     printed = capsys.readouterr().out
     rows = json.loads(out.read_text())
-    assert len(rows) == 10 and all(f"{r['run']} " in printed for r in rows)
+    # 2 seeds x (3 init runs + the training pair at depth 4 and at RC-5's falsifier depth, 2)
+    assert len(rows) == 14 and all(f"{r['run']} " in printed for r in rows)
     assert "h A100" in printed and "TOTAL" in printed
 
 

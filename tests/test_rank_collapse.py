@@ -25,8 +25,8 @@ TINY = {
     "data": {"vocab_size": 16, "seq_len": 8, "zipf_exponent": 1.0},
     "init": {"depths": [1, 3], "batch_size": 4, "n_batches": 2},
     "dk_sweep": {"d_ks": [4, 16], "alpha": "1/sqrt(L)"},
-    "training": {"depth": 2, "steps": 10, "batch_size": 8, "optimizer": "adam", "lr": 0.001,
-                 "warmup_steps": 2, "eval_every": 5, "eval_batches": 1},
+    "training": {"depth": 2, "falsifier_depth": 1, "steps": 10, "batch_size": 8, "optimizer": "adam",
+                 "lr": 0.001, "warmup_steps": 2, "eval_every": 5, "eval_batches": 1},
     "resources": {"mem_mb": 1000, "runtime": 5, "gpu": 0},
 }
 SEEDS = (0, 1)
@@ -110,7 +110,16 @@ def test_experiment_runs_cover_the_figures():
         "init_norm-post_scaling-1oversqrtL_d_k-4_depth-none",
         "init_norm-post_scaling-1oversqrtL_d_k-16_depth-none"]
     assert [s.name for s in runs["training_loss"]] == ["train_norm-post_scaling-1_d_k-none_depth-2",
-                                                       "train_norm-post_scaling-1oversqrtL_d_k-none_depth-2"]
+                                                       "train_norm-post_scaling-1oversqrtL_d_k-none_depth-2",
+                                                       "train_norm-post_scaling-1_d_k-none_depth-1",
+                                                       "train_norm-post_scaling-1oversqrtL_d_k-none_depth-1"]
+
+
+def test_rc5s_falsifier_must_be_shallower_than_its_claim():
+    cfg = copy.deepcopy(TINY)
+    cfg["training"]["falsifier_depth"] = 2
+    (err,) = rc.config_errors(cfg)
+    assert "rank_collapse.training.falsifier_depth (2) must be below rank_collapse.training.depth (2)" in err
 
 
 def test_run_config_holds_only_run_defining_keys():
@@ -284,11 +293,17 @@ def test_claims_read_every_seed_and_fail_loudly_on_a_missing_run(tiny_results):
     for r in rows:
         assert r["parts"] and all(set(map(int, p["per_seed"])) == set(SEEDS) for p in r["parts"])
         assert all(math.isfinite(v) for p in r["parts"] for v in p["per_seed"].values())
-    # ten steps learn nothing: RC-5 compares two plateaus and says so
+    # ten steps learn nothing: RC-5 compares two plateaus and says so, and so does its falsifier, the
+    # same pair one layer deep
     assert "neither arm learned" in rows[4]["parts"][0]["no_evidence"]
+    (part,) = rows[4]["falsifier"]["parts"]
+    assert part["label"].startswith("L=1: mean held-out loss")
+    assert "neither arm learned" in part["no_evidence"]
+    assert set(map(int, part["per_seed"])) == set(SEEDS)
     for missing in ("init_norm-post_scaling-1_d_k-8_depth-none",
                     "init_norm-post_scaling-1oversqrtL_d_k-16_depth-none",
-                    "train_norm-post_scaling-1_d_k-none_depth-2"):
+                    "train_norm-post_scaling-1_d_k-none_depth-2",
+                    "train_norm-post_scaling-1_d_k-none_depth-1"):
         df = an.load_results(_paths(tiny_results, drop=missing))
         with pytest.raises(MissingResult, match=missing):
             evaluate(claims, {"rows": df}, min_seeds=2)

@@ -123,7 +123,8 @@ def branch_temperatures(cfg: dict) -> list[float]:
 
 def experiment_runs(cfg: dict) -> dict[str, list[RunSpec]]:
     """The conditions each figure needs. Shared conditions (e.g. the main augmented run at the
-    main prior scale) have one name, so they are sampled once."""
+    main prior scale) have one name, so they are sampled once. The prior figure also tempers the
+    prior and the likelihood apart without augmentation (CPE-7's falsifier)."""
     main_aug, prior, ds = cfg["augmentation"], float(cfg["prior_scale"]), run_dataset(cfg, DATASET)
     sweep = [RunSpec("plain", a, None, prior, dataset=ds) for a in cfg["temperature_sweep"]["augmentations"]]
     curation = [RunSpec("plain", "none", None, prior, curation=int(s), dataset=ds)
@@ -131,6 +132,10 @@ def experiment_runs(cfg: dict) -> dict[str, list[RunSpec]]:
     scales = [RunSpec("plain", main_aug, None, float(s), dataset=ds) for s in cfg["prior"]["scales"]]
     scales += [RunSpec("plain", main_aug, None, prior, dataset=ds)]
     modes = [RunSpec("plain", main_aug, None, prior, temper=t, dataset=ds) for t in cfg["prior"]["tempering"]]
+    if main_aug != "none" and modes:  # CPE-7's falsifier: the same tempering without augmentation
+        modes += [RunSpec("plain", "none", None, prior, temper=t, dataset=ds)
+                  for t in cfg["prior"]["tempering"]]
+        modes += [RunSpec("plain", "none", None, prior, dataset=ds)]  # its whole-posterior reference
     inv = [RunSpec(m, "d4", int(k), prior, dataset=ds) for m in cfg["invariance"]["models"]
            for k in cfg["invariance"]["n_augs"]]
     return {"temperature_sweep": sweep, "curation": curation, "prior": scales + modes, "invariance": inv}

@@ -179,9 +179,11 @@ TEMPERING = ("temper posterior", "temper likelihood", "temper prior")  # the pri
 
 
 def figure_prior(df: pd.DataFrame, specs: list[RunSpec], out: Path, scale: str, subset: bool) -> pd.DataFrame:
-    scales = sorted({s for s in specs if s.temper == "posterior"}, key=lambda s: s.prior)
-    main = [s for s in specs if s.temper != "posterior"]
-    fig, axes = plotting.new_figure(2)
+    augs = list(dict.fromkeys(s.augmentation for s in specs if s.temper != "posterior"))
+    main_aug = next((a for a in augs if a != "none"), "none")  # the claims'; "none": CPE-7's falsifier
+    scales = sorted({s for s in specs if s.temper == "posterior" and s.augmentation == main_aug},
+                    key=lambda s: s.prior)
+    fig, axes = plotting.new_figure(1 + len(augs))
     # one colour and line style per tempering, bound by its meaning: the left panel tempers the whole
     # posterior, as the right panel's "temper posterior"
     colours = plotting.colour_map(TEMPERING)
@@ -191,17 +193,22 @@ def figure_prior(df: pd.DataFrame, specs: list[RunSpec], out: Path, scale: str, 
     axes[0, 0].axhline(0, c="grey", lw=0.8)
     axes[0, 0].set(xlabel="prior std (Gaussian on all weights)", ylabel="CPE: NLL(T=1) - best NLL",
                    title="CPE against the prior scale")
-    ref = [s for s in scales if main and s.prior == main[0].prior]
-    names = {s.name: f"temper {s.temper}" for s in ref + main}
-    d = df[df["run"].isin(names) & (df["T"] > 0)].assign(tempering=lambda x: x["run"].map(names))
-    drawn = [t for t in TEMPERING if t in set(d["tempering"])]
-    sns.lineplot(d, x="T", y="nll", hue="tempering", style="tempering", errorbar=SEED_CI, ax=axes[0, 1],
-                 hue_order=drawn, palette=colours, **plotting.style_args(TEMPERING), markersize=6)
-    _log_t_axis(axes[0, 1])
-    axes[0, 1].set(ylabel="test NLL", title="what T tempers")
+    panels = [table.assign(panel="cpe_vs_prior_scale")]
+    for ax, aug in zip(axes[0, 1:], [main_aug, *(a for a in augs if a != main_aug)], strict=True):
+        ours = [s for s in specs if s.augmentation == aug]
+        main = [s for s in ours if s.temper != "posterior"]
+        ref = [s for s in ours if s.temper == "posterior" and main and s.prior == main[0].prior]
+        names = {s.name: f"temper {s.temper}" for s in ref + main}
+        d = df[df["run"].isin(names) & (df["T"] > 0)].assign(tempering=lambda x, n=names: x["run"].map(n))
+        drawn = [t for t in TEMPERING if t in set(d["tempering"])]
+        sns.lineplot(d, x="T", y="nll", hue="tempering", style="tempering", errorbar=SEED_CI, ax=ax,
+                     hue_order=drawn, palette=colours, **plotting.style_args(TEMPERING), markersize=6)
+        _log_t_axis(ax)
+        role = "CPE-7" if aug == main_aug else "CPE-7's falsifier"
+        ax.set(ylabel="test NLL", title=f"what T tempers: augmentation {aug} ({role})")
+        panels.append(d.assign(panel=f"tempering_{aug}"))
     plotting.save(fig, out, "Cold posterior: the role of the prior", scale, subset)
-    return pd.concat([table.assign(panel="cpe_vs_prior_scale"),
-                      d.assign(panel="tempering")], ignore_index=True)
+    return pd.concat(panels, ignore_index=True)
 
 
 def figure_invariance(df: pd.DataFrame, specs: list[RunSpec], out: Path, scale: str,
@@ -266,8 +273,11 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
     aug_run = RunSpec("plain", cfg["augmentation"], None, prior)
     no_aug = RunSpec("plain", "none", None, prior)
     cur = sorted(runs["curation"], key=lambda s: s.curation)
-    scales = sorted({s for s in runs["prior"] if s.temper == "posterior"}, key=lambda s: s.prior)
-    tempered = {s.temper: s for s in runs["prior"] if s.temper != "posterior"}
+    main_aug = cfg["augmentation"]
+    scales = sorted({s for s in runs["prior"] if s.temper == "posterior" and s.augmentation == main_aug},
+                    key=lambda s: s.prior)
+    tempered, tempered_no_aug = ({s.temper: s for s in runs["prior"] if s.temper != "posterior"
+                                 and s.augmentation == a} for a in (main_aug, "none"))
     inv = runs["invariance"]
     heldout = "held-out half"
 
@@ -384,10 +394,18 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
     def cpe6(r: dict) -> list[Part]:
         return curated_cpe(r, cur[-1])
 
-    def cpe7(r: dict) -> list[Part]:
+    def prior_over_likelihood(r: dict, modes: dict[str, RunSpec], aug: str) -> list[Part]:
+        """CPE-7's part: the CPE tempering the prior only minus tempering the likelihood only."""
+        label = f"{aug}: CPE tempering the prior only minus tempering the likelihood only"
+        if not {"prior", "likelihood"} <= set(modes):
+            return [unconfigured(label, "no run tempers the prior or the likelihood only without "
+                                 "augmentation (cold_posterior.prior.tempering, or "
+                                 "cold_posterior.augmentation is none)")]
         df = r["results"]
-        return [cross_fitted(Part("CPE tempering the prior only minus tempering the likelihood only",
-                                  diff(cpe(df, tempering("prior")), cpe(df, tempering("likelihood"))), 0.0))]
+        return [cross_fitted(Part(label, diff(cpe(df, modes["prior"]), cpe(df, modes["likelihood"])), 0.0))]
+
+    def cpe7(r: dict) -> list[Part]:
+        return prior_over_likelihood(r, {m: tempering(m) for m in ("prior", "likelihood")}, main_aug)
 
     cpe_size = ("per-seed CPE size: held-out-half NLL at T=1 minus at the T with the lowest validation-half "
                 "NLL averaged over the other seeds (so the choice is independent of this seed's noise)")
@@ -466,7 +484,13 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
               NOCI + " Sec. 6",
               cpe_size + ", prior-only minus likelihood-only tempering (same seed)", "CI > 0", cpe7,
               source=PRIOR, uses=("prior",), not_measurable=_tempering_runs("likelihood", "prior"),
-              figures=("prior",)),
+              figures=("prior",),
+              falsifier=Falsifier(
+                  "no augmentation (the same two temperings of un-augmented chains)",
+                  "Noci et al. find that the CPE does not arise in a real curated data set (CIFAR-10) "
+                  "without augmentation (CPE-1's falsifier reads the same sweep), so neither tempering "
+                  "should give a cold gain there, and their difference should vanish",
+                  lambda r: prior_over_likelihood(r, tempered_no_aug, "none"))),
         Claim("CPE-8", "The CPE changes with the prior scale: a broader prior gives a larger CPE.",
               "the CPE varies with the prior (" + QUAL + ")", NOCI + " Sec. 6",
               cpe_size + ", broadest minus narrowest prior", "CI > 0", cpe8, source=PRIOR, kind="hypothesis",

@@ -100,7 +100,8 @@ def base_d_k(cfg: dict) -> int:
 
 def experiment_runs(cfg: dict) -> dict[str, list[RunSpec]]:
     """The runs each figure needs. The claims test `norm` (the paper's collapsing architecture is
-    post-LN); `extra_norms` are drawn for comparison only."""
+    post-LN); `extra_norms` are drawn for comparison only. The training pair is trained at
+    `training.depth` and, for RC-5's falsifier, at `training.falsifier_depth`."""
     norm, dk = cfg["norm"], base_d_k(cfg)
     pairs = [RunSpec("init", n, s, d_k=dk) for n in [norm, *cfg["extra_norms"]] for s in SCALINGS]
     sweep, scaling = cfg["dk_sweep"], SCALING_OF[cfg["dk_sweep"]["alpha"]]
@@ -108,8 +109,8 @@ def experiment_runs(cfg: dict) -> dict[str, list[RunSpec]]:
         "similarity_vs_depth": pairs,
         "gradients_vs_depth": pairs,
         "gradient_ratio_vs_dk": [RunSpec("init", norm, scaling, d_k=int(d)) for d in sweep["d_ks"]],
-        "training_loss": [RunSpec("train", norm, s, depth=int(cfg["training"]["depth"]))
-                          for s in SCALINGS],
+        "training_loss": [RunSpec("train", norm, s, depth=int(cfg["training"][key]))
+                          for key in ("depth", "falsifier_depth") for s in SCALINGS],
     }
 
 
@@ -122,12 +123,17 @@ def training_model(cfg: dict) -> tuple[dict, dict]:
 
 def config_errors(cfg: dict) -> list[str]:
     """What the schema cannot check: the width splits into heads (of the shared model and of the
-    training run's own); `norm` is not also an extra norm."""
+    training run's own); `norm` is not also an extra norm; RC-5's falsifier is shallower than its claim."""
     errors = []
     for key, m in (("model", cfg["model"]), ("training.model", cfg["training"].get("model"))):
         if m and m["width"] % m["heads"]:
             errors.append(f"rank_collapse.{key}.width ({m['width']}) must be a multiple of "
                           f"rank_collapse.{key}.heads ({m['heads']})")
+    tc = cfg["training"]
+    if tc["falsifier_depth"] >= tc["depth"]:
+        errors.append(f"rank_collapse.training.falsifier_depth ({tc['falsifier_depth']}) must be below "
+                      f"rank_collapse.training.depth ({tc['depth']}): RC-5's falsifier is a shallower "
+                      "network, where alpha = 1 should not collapse")
     if cfg["norm"] in cfg["extra_norms"]:
         errors.append(f"rank_collapse.extra_norms repeats rank_collapse.norm ({cfg['norm']!r})")
     return errors

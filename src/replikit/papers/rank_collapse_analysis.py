@@ -189,22 +189,31 @@ def figure_gradient_ratio_vs_dk(df: pd.DataFrame, specs: list[RunSpec], out: Pat
 
 def figure_training_loss(df: pd.DataFrame, specs: list[RunSpec], out: Path, scale: str,
                          subset: bool = False, cfg: dict | None = None) -> pd.DataFrame:
+    """Loss and accuracy of each training pair: RC-5's depth (left two panels), then its falsifier's
+    shallower one (right two), each architecture in its colour of the sibling figures."""
     d = df[df["run"].isin([s.name for s in specs])].copy()
     order, colours = _arms(specs)
-    fig, axes = plotting.new_figure(2, width=4.8)
-    for ax, col, lab in zip(axes[0], ("eval_loss", "eval_accuracy"),
-                            ("held-out cross-entropy", "held-out token accuracy"), strict=True):
-        sns.lineplot(d, x="step", y=col, hue="architecture", hue_order=order, palette=colours,
-                     errorbar=SEED_CI, ax=ax,                      legend=col == "eval_loss")
-        ax.set(xlabel="optimizer step", ylabel=lab)
+    depths = sorted({s.depth for s in specs}, reverse=True)
+    fig, axes = plotting.new_figure(2 * len(depths), width=4.2)
+    bar = None
     if cfg is not None:  # RC-5's reference lines: the plateau and the "learned" bar
         base = baseline_accuracy(training_model(cfg)[1])
         bar = base + LEARNED * (1 - base)
-        acc = axes[0, 1]
-        acc.axhline(base, c="grey", ls=":", lw=1, label=f"most-frequent token ({base:.2f})")
-        plotting.claim_line(acc, "RC-5", bar, f"'learned' bar ({bar:.2f})")
-        acc.legend(fontsize=7)
-    plotting.save(fig, out, f"Training on sequence reversal, L={specs[0].depth}", scale, subset)
+    for i, depth in enumerate(depths):
+        role = "RC-5" if i == 0 else "RC-5's falsifier"
+        at = d[d["depth"] == depth]
+        for ax, col, lab in zip(axes[0, 2 * i:2 * i + 2], ("eval_loss", "eval_accuracy"),
+                                ("held-out cross-entropy", "held-out token accuracy"), strict=True):
+            sns.lineplot(at, x="step", y=col, hue="architecture", hue_order=order, palette=colours,
+                         errorbar=SEED_CI, ax=ax, legend=i == 0 and col == "eval_loss")
+            ax.set(xlabel="optimizer step", ylabel=lab, title=f"L={depth} ({role})")
+        if bar is not None:
+            acc = axes[0, 2 * i + 1]
+            acc.axhline(base, c="grey", ls=":", lw=1, label=f"most-frequent token ({base:.2f})")
+            plotting.claim_line(acc, "RC-5", bar, f"'learned' bar ({bar:.2f})")
+            acc.legend(fontsize=7)
+    plotting.save(fig, out, "Training on sequence reversal: " + " and ".join(f"L={x}" for x in depths),
+                  scale, subset)
     return d
 
 
@@ -223,9 +232,10 @@ FIGURES = (
            "(left), and per seed the least-squares slope against log10 d_k at each depth (right; grey: "
            "seeds, point and bar: mean and 90% t-interval).", figure_gradient_ratio_vs_dk, "rows"),
     Figure("training_loss", "Held-out cross-entropy and token accuracy while training the same network with "
-           "standard and depth-scaled residuals on sequence reversal (Adam, linear warm-up). Bands: 90% "
-           "t-interval over seeds. Right: the most-frequent-token accuracy (the plateau before any "
-           "attention is learned) and RC-5's 'learned' bar, halfway from it to 1.", figure_training_loss,
+           "standard and depth-scaled residuals on sequence reversal (Adam, linear warm-up): at RC-5's depth "
+           "(left two panels) and at its falsifier's shallower depth (right two). Bands: 90% t-interval over "
+           "seeds. Accuracy panels: the most-frequent-token accuracy (the plateau before any attention is "
+           "learned) and RC-5's 'learned' bar, halfway from it to 1.", figure_training_loss,
            "rows", takes_config=True),
 )
 
@@ -237,7 +247,9 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
     """RC-1..RC-5 for the run names of this configuration; results = {"rows": load_results(...)}."""
     by_alpha = {s.alpha: s for s in runs["similarity_vs_depth"] if s.norm == cfg["norm"]}
     plain, scaled = by_alpha["1"], by_alpha["1/sqrt(L)"]
-    train = {s.alpha: s for s in runs["training_loss"]}
+    tc = cfg["training"]
+    train, shallow = ({s.alpha: s for s in runs["training_loss"] if s.depth == tc[key]}
+                      for key in ("depth", "falsifier_depth"))  # RC-5's pair, and its falsifier's
     sweep = sorted(runs["gradient_ratio_vs_dk"], key=lambda s: s.d_k)
     depths = sorted(int(x) for x in cfg["init"]["depths"])
     lo, hi = depths[0], depths[-1]
@@ -303,10 +315,11 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
                    f"d_k={base_d_k({'model': train_model})}, vocabulary {train_data['vocab_size']}, "
                    f"{train_data['seq_len']} tokens, synthetic Zipf token sequences")
 
-    def rc5(r: dict) -> list[Part]:
+    def trains_worse(r: dict, pair: dict[str, RunSpec]) -> list[Part]:
+        """RC-5's part on one training pair: the claim's depth, or its falsifier's shallower one."""
         df = r["rows"]
-        a, b = train["1"].name, train["1/sqrt(L)"].name
-        part = Part(f"L={train['1'].depth}: mean held-out loss over training, alpha=1 minus alpha=1/sqrt(L)",
+        a, b = pair["1"].name, pair["1/sqrt(L)"].name
+        part = Part(f"L={pair['1'].depth}: mean held-out loss over training, alpha=1 minus alpha=1/sqrt(L)",
                     seed_diff(curve_summary(df, a), curve_summary(df, b)), 0.0)
         acc = [curve_summary(df, n, "eval_accuracy", "last") for n in (a, b)]
         if all(max(acc[0][s], acc[1][s]) < bar for s in part.per_seed):
@@ -315,7 +328,17 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
                                 "difference is between two plateaus, not between training speeds")
         return [part]
 
-    tc = cfg["training"]
+    def rc5(r: dict) -> list[Part]:
+        return trains_worse(r, train)
+
+    shallow_depth = shallow["1"].depth
+    no_collapse_yet = Falsifier(
+        f"the same training pair at depth L={shallow_depth} instead of L={train['1'].depth}",
+        "the paper blames the slower training on rank collapse at initialization, which grows with depth "
+        "(its Fig. 1: unless the residuals are scaled, the tokens' alignment increases with depth; RC-1's "
+        f"init runs measure it); at L={shallow_depth} alpha=1 has barely collapsed, so it should train no "
+        "worse than alpha=1/sqrt(L)", lambda r: trains_worse(r, shallow))
+
     return [
         Claim("RC-1", "Without depth-scaled residuals, the tokens' representations at initialization align "
               "(towards rank collapse) as depth grows.",
@@ -370,7 +393,7 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
               f"L={train['1'].depth}, same initial weights and data; task: sequence reversal" + train_where,
               f"CI > 0; no evidence when neither arm reaches {bar:.2f} held-out accuracy in any seed", rc5,
               source=VANISH, uses=("training",),
-              figures=("training_loss",), drawn=(("training_loss", "y"),)),
+              figures=("training_loss",), drawn=(("training_loss", "y"),), falsifier=no_collapse_yet),
     ]
 
 
