@@ -5,7 +5,9 @@ the committed reference, which per-seed jobs made."""
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
 from types import SimpleNamespace
 
 from replikit.core.config import load_config
@@ -97,3 +99,44 @@ def test_the_smoke_dag_batches_its_seeds_and_keeps_fresh_seeds_apart(tmp_path):
     counts = {k: int(v) for k, v in re.findall(r"^(\w+)\s+(\d+)$", res.stdout, re.M)}
     assert counts["dt_train"] == len(registry.get("depthwise_transfer").runs_of(cfg["depthwise_transfer"]))
     assert 1 <= counts["dt_train_seed"] <= counts["dt_train"]  # the runs the claims read, at seed 10
+
+
+class _Params(SimpleNamespace):
+    def get(self, key, default=None):
+        return getattr(self, key, default)
+
+
+def _sm(tmp_path, log: str, wildcards: dict, output: dict, params: _Params, cfg: dict) -> SimpleNamespace:
+    return SimpleNamespace(log=[str(tmp_path / log)], config={"rank_collapse": cfg}, output=output,
+                           params=params, rule="rc_train", input={},
+                           wildcards=SimpleNamespace(items=lambda: wildcards.items()))
+
+
+def test_a_batched_job_writes_what_each_seeds_own_job_writes(tmp_path):
+    """Rank collapse's training pair at two seeds: one batched job against two per-seed jobs, the
+    written records equal but for when and where they ran."""
+    import torch
+
+    from replikit.papers import rank_collapse as rc
+    from tests.test_rank_collapse import TINY
+
+    train = stage("rank_collapse", "train")
+    run = "train_norm-post_scaling-1_d_k-none_depth-2"
+    cfg = rc.run_config(TINY, run)
+    path = train.outputs["metrics"].replace("{run}", run)
+    torch.set_num_threads(1)
+    for seed in (0, 1):
+        out = {"metrics": str(tmp_path / "single" / path.replace("{seed}", str(seed)))}
+        glue.run_stage(_sm(tmp_path, f"logs/rank_collapse/train/{run}/seed{seed}.log",
+                           {"run": run, "seed": str(seed)}, out, _Params(cfg=cfg), TINY), torch.device("cpu"))
+    batched = {"metrics": [str(tmp_path / "batched" / path.replace("{seed}", str(s))) for s in (0, 1)]}
+    glue.run_stage(_sm(tmp_path, f"logs/rank_collapse/train/{run}/seeds.log", {"run": run}, batched,
+                       _Params(cfg=cfg, seeds=[0, 1]), TINY), torch.device("cpu"))
+
+    def record(p: str) -> dict:
+        when = ("computed_by", "elapsed_s")
+        return {k: v for k, v in json.loads(Path(p).read_text()).items() if k not in when}
+
+    for seed, p in enumerate(batched["metrics"]):
+        own = record(p.replace("/batched/", "/single/"))
+        assert record(p) == own and own["seed"] == seed and own["history"]
