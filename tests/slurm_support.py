@@ -228,8 +228,12 @@ def local_reference_run(root: Path) -> tuple[Path, float]:
 @lru_cache(maxsize=1)
 def local_report(root: Path) -> Path:
     """results/report/index.html of the local reference run (adds the report's own jobs; the SLURM
-    test reads only the runs' metrics and the figures' tables, which these jobs do not touch)."""
+    test reads only the runs' metrics and the figures' tables, which these jobs do not touch). Under a
+    file lock: two xdist workers asking at once (the browser and data-setting tests) would otherwise run
+    two Snakemakes in one folder, and the second would fail on the first's lock."""
     work, _ = local_reference_run(root)
-    res = smk("results/report/index.html", "--cores", "2", *config_args(work, root / "cl_test.yaml"))
+    with open(root / "report.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        res = smk("results/report/index.html", "--cores", "2", *config_args(work, root / "cl_test.yaml"))
     assert res.returncode == 0, res.stderr[-5000:]
     return work / "results/report/index.html"
