@@ -18,7 +18,7 @@ FALSIFIER_GAPS: dict[str, str] = {
     "latent_lookahead/LL-6": "as LL-3",
     "rank_collapse/RC-3": "a network that does not collapse at alpha = 1. Not L = 1, where the two arms are "
                           "one network; not the shallowest init depth above 1, where alpha = 1 has already "
-                          "collapsed at smoke (L = 4: the similarity difference is -0.39 to -0.57 across "
-                          "seeds, measured 2026-11-29); not an init stack without attention, whose ReLU "
-                          "MLPs would also align tokens with depth (our reading, not measured)",
+                          "collapsed at smoke (L = 4: the smoke run's similarity_vs_depth table); not an "
+                          "init stack without attention, whose ReLU MLPs would also align tokens with "
+                          "depth (our reading, not measured)",
 }
