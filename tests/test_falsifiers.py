@@ -11,7 +11,6 @@ from replikit.core.config import load_config
 from replikit.papers import registry
 from replikit.reporting.report import row_kind, verdict_counts
 from replikit.scoring.claims import Claim, Falsifier, Part, Source, evaluate, falsifier_text, standing
-from replikit.scoring.falsifier_gaps import FALSIFIER_GAPS as PENDING
 from replikit.scoring.scorecard_reference import compare, summarize
 from tests.conftest import ROOT
 
@@ -96,11 +95,9 @@ def _paper_claims(scale_file: str) -> dict[str, Claim]:
 def test_every_paper_claim_names_a_falsifier_or_is_a_check(scale_file):
     claims = _paper_claims(scale_file)
     neither = sorted(k for k, c in claims.items() if c.falsifier is None and not c.check)
-    assert neither == sorted(PENDING), (
+    assert neither == [], (
         "a paper claim needs a falsifier (Claim(falsifier=Falsifier(...)): the same statistic where the "
-        "effect should vanish) or, if it holds by construction, check='why'; "
-        "replikit.scoring.falsifier_gaps lists those still without one:\n"
-        f"  neither: {neither}\n  listed: {sorted(PENDING)}")
+        f"effect should vanish) or, if it holds by construction, check='why'; neither: {neither}")
     for key, c in claims.items():
         if c.falsifier is not None:
             assert c.falsifier.setting.strip() and c.falsifier.why.strip(), key

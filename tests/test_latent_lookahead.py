@@ -98,6 +98,35 @@ def test_sudoku_generation_is_seeded_distinct_and_valid():
     assert all(8 <= p.count(pl.EMPTY) <= 12 for p, _ in a)
 
 
+def test_singles_task_answers_the_same_puzzles_in_naked_single_order():
+    """LL-1/2/3/6's falsifier task: sudoku4's puzzles, answered as (cell, digit) pairs in the order naked
+    singles fill them; its verifier accepts any order of a valid filling and nothing else."""
+    data = {"n": 30, "min_empty": 8, "max_empty": 12, "seed": 0, "splits": {"train": 0.8, "test": 0.2}}
+    singles, rows = pl.generate("sudoku4_singles", data), pl.generate("sudoku4", data)
+    assert [p for p, _ in singles] == [p for p, _ in rows]  # the same puzzles
+    for (prompt, answer), (_, grid) in zip(singles, rows, strict=True):
+        assert pl.verify("sudoku4_singles", prompt, answer, data) and answer[-1] == pl.EOS
+        puzzle = pl.parse_grid(prompt[:-1], 4)
+        solved = [list(r) for r in puzzle]
+        for cell, d in zip(answer[:-1:2], answer[1:-1:2], strict=True):  # each pair is a naked single then
+            r, c = divmod(cell - pl.NODE0, 4)
+            assert pl._candidates(solved, r, c) == [d - pl.DIGIT0]
+            solved[r][c] = d - pl.DIGIT0
+        assert solved == pl.parse_grid(grid, 4)
+    prompt, answer = singles[0]
+    pairs = answer[:-1]
+    assert pl.verify_singles(prompt, pairs[2:] + pairs[:2] + [pl.EOS])  # another order of the same filling
+    assert not pl.verify_singles(prompt, pairs[:-2] + [pl.EOS])  # a cell left empty
+    assert not pl.verify_singles(prompt, pairs[:2] + pairs + [pl.EOS])  # a cell filled twice
+    wrong = list(answer)
+    wrong[1] = pl.digit(1 + (wrong[1] - pl.DIGIT0) % 4)
+    assert not pl.verify_singles(prompt, wrong)
+    with pytest.raises(ValueError, match="naked singles stall"):
+        pl.singles_order([[0] * 4 for _ in range(4)])
+    # the task reads sudoku4's settings: one data and one training block for both
+    assert ll.training_config(CFG, "sudoku4_singles")["data"] == CFG["data"]["sudoku4"]
+
+
 def test_splits_and_padding():
     names = pl.split_names(100, {"train": 0.9, "test": 0.1}, seed=0)
     assert names.count("train") == 90 and names.count("test") == 10
@@ -234,7 +263,8 @@ def test_experiments_share_runs():
     assert "train_task-sudoku4_method-lookahead_tau-3_mask-causal" in names
     assert "train_task-prosqa_method-pause_tau-A_mask-bidir" in names
     assert "train_task-sudoku4_method-lookahead_tau-A_mask-bidir" in names
-    assert len(names) == 6 + 2 + 1  # table, tau scaling (tau=2, A), causal ablation
+    assert len(names) == 6 + 3 + 2 + 1  # table, its falsifier's task, tau scaling (tau=2, A), causal ablation
+    assert "train_task-sudoku4_singles_method-lookahead_tau-3_mask-bidir" in names  # sudoku4's tau
     # another task's settings do not change a task's training config
     other = {**CFG, "training": {**CFG["training"], "prosqa": {**CFG["training"]["prosqa"], "epochs": 9}}}
     assert ll.training_config(other, "sudoku4") == ll.training_config(CFG, "sudoku4")
@@ -336,13 +366,16 @@ def test_claims_from_synthetic_results():
         return [x + d for x in v for d in (0.0, 0.01, -0.01, 0.02, -0.02)][:5]
 
     s4, pq = "train_task-sudoku4_method-", "train_task-prosqa_method-"
+    sg = "train_task-sudoku4_singles_method-"
     good = _final({f"{s4}ntp_tau-0_mask-bidir": five(0.5), f"{s4}pause_tau-3_mask-bidir": five(0.6),
                    f"{s4}lookahead_tau-3_mask-bidir": [0.8, 0.82, 0.79, 0.81, 0.8],
                    f"{s4}lookahead_tau-3_mask-causal": five(0.7),
                    f"{s4}lookahead_tau-2_mask-bidir": five(0.62),
                    f"{s4}lookahead_tau-A_mask-bidir": five(0.9),
                    f"{pq}ntp_tau-0_mask-bidir": five(0.5), f"{pq}pause_tau-A_mask-bidir": five(0.5),
-                   f"{pq}lookahead_tau-A_mask-bidir": [0.4, 0.41, 0.39, 0.4, 0.42]},
+                   f"{pq}lookahead_tau-A_mask-bidir": [0.4, 0.41, 0.39, 0.4, 0.42],
+                   f"{sg}ntp_tau-0_mask-bidir": five(0.9), f"{sg}pause_tau-3_mask-bidir": five(0.9),
+                   f"{sg}lookahead_tau-3_mask-bidir": five(0.85)},
                   {f"{s4}lookahead_tau-2_mask-bidir": 2, f"{s4}lookahead_tau-A_mask-bidir": 19})
     rows = {r["id"]: r for r in evaluate(an.claims(runs), {"final": good}, cfg=CFG)}
     assert rows["LL-1"]["verdict"] == "replicated"
@@ -356,6 +389,24 @@ def test_claims_from_synthetic_results():
     assert rows["LL-4"]["parts"][0]["label"].startswith("4x4 Sudoku: exact match at tau=19 minus tau=2")
     assert rows["LL-5"]["verdict"] == "replicated"
     assert {k for k, r in rows.items() if r["kind"] == "hypothesis"} == {"LL-4", "LL-5"}
+    # the falsifier: on the naked-single order lookahead is below NTP and pause, so LL-1, LL-2, LL-3 and
+    # LL-6 all have a falsifier that reads "not replicated" there
+    for cid in ("LL-1", "LL-2", "LL-3", "LL-6"):
+        assert rows[cid]["falsifier"]["verdict"] == "not replicated", cid
+        assert rows[cid]["falsifier"]["parts"][0]["label"].startswith("4x4 Sudoku, naked-single order")
+    assert rows["LL-1"]["standing"] == "replication"
+    assert rows["LL-1"]["falsifier"]["parts"][0]["paper_value"] is None  # not a task of the paper
+    # where lookahead gains as much without the need for foresight, LL-1 cannot discriminate
+    generic = good.copy()
+    high = [0.99, 0.98, 1.0, 0.99, 0.97]
+    generic.loc[generic.run == f"{sg}lookahead_tau-3_mask-bidir", "exact_match"] = high
+    rows_g = {r["id"]: r for r in evaluate(an.claims(runs), {"final": generic}, cfg=CFG)}
+    assert rows_g["LL-1"]["standing"] == "cannot discriminate"
+    # switched off (the ladders): the falsifier says so and is inconclusive
+    off = {**CFG, "singles": {"run": False}}
+    rows_off = {r["id"]: r for r in evaluate(an.claims(ll.experiment_runs(off)), {"final": good}, cfg=off)}
+    part = rows_off["LL-1"]["falsifier"]["parts"][0]
+    assert rows_off["LL-1"]["falsifier"]["verdict"] == "inconclusive" and "singles.run" in part["no_evidence"]
     # LL-3 tests superiority, as LL-1 and LL-6 do ("substantially outperforms"): about five points
     # below NTP in every seed is not replicated; no margin is involved
     close = good.copy()

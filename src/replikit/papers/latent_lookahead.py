@@ -77,6 +77,9 @@ def method_runs(task: str, tau: int | str) -> list[RunSpec]:
 def experiment_runs(cfg: dict) -> dict[str, list[RunSpec]]:
     """The runs each figure needs, from the paper's config section."""
     main = [r for task in cfg["tasks"] for r in method_runs(task, cfg["training"][task]["tau"])]
+    # LL-1/2/3/6's falsifier: the same puzzles in naked-single order, with sudoku4's settings
+    if "sudoku4" in cfg["tasks"] and cfg.get("singles", {}).get("run", True):
+        main += method_runs("sudoku4_singles", cfg["training"]["sudoku4"]["tau"])
     ts = cfg["tau_scaling"]
     scaling = [RunSpec(ts["task"], "ntp")] + [RunSpec(ts["task"], "lookahead", _tau(t)) for t in ts["taus"]]
     ab = cfg["ablation"]["task"]
@@ -100,7 +103,8 @@ def all_runs(cfg: dict) -> list[RunSpec]:
 def training_config(cfg: dict, task: str) -> dict:
     """The part of the paper's config that defines a training run on `task` (the `performance`
     switches only when they differ from their defaults, so adding them reran no finished job)."""
-    out = {"task": task, "data": cfg["data"][task], "training": cfg["training"][task],
+    own = pl.settings_task(task)
+    out = {"task": task, "data": cfg["data"][own], "training": cfg["training"][own],
            "model": cfg["model"], "optimizer": cfg["optimizer"], "eval_max": cfg["eval_max"],
            "bf16": cfg["bf16"]}
     perf = {**PERFORMANCE, **cfg.get("performance", {})}
@@ -373,7 +377,8 @@ def benchmark_job(job: Job) -> None:
 
 
 RUNS = Runs(PAPER, RunSpec, experiment_runs, RUN_FILES, stages=(
-    Stage("data", {"data": data_dir("{task}")}, data_job, config=lambda cfg, w: cfg["data"][w.task],
+    Stage("data", {"data": data_dir("{task}")}, data_job,
+          config=lambda cfg, w: cfg["data"][pl.settings_task(w.task)],
           wildcards={"task": TASK_PATTERN}, runtime=60, mem_mb=4000, gpu=False, threads=False,
           directory=True),
     Stage("train", RUN_FILES, train_job, inputs=lambda cfg, w: {"data": data_dir(RunSpec.parse(w.run).task)},

@@ -13,7 +13,7 @@ from replikit.papers.latent_lookahead import RunSpec
 from replikit.reporting import plotting
 from replikit.reporting.plotting import SEED_CI, sns
 from replikit.scoring.aggregate import final_rows, per_seed, run_rows
-from replikit.scoring.claims import Claim, Part, Source, difference
+from replikit.scoring.claims import Claim, Falsifier, Part, Source, difference
 from replikit.scoring.fidelity import Departure
 
 pl = ll.pl  # the planning tasks: tokens, parsers, verifiers
@@ -35,6 +35,14 @@ LOOKAHEAD = Source(
     'Towards addressing these limitations, we introduce latent lookahead, a training strategy that enables '
     'models to "think" before generating: at selected positions in the sequence, before committing to the '
     "next token, the model performs a multi-step lookahead in latent space.", WHERE)
+# LL-1, LL-2, LL-3 and LL-6's falsifier (config key `singles`): the contrast where foresight is not needed
+SINGLES_SETTING = ("4x4 Sudoku answered cell by cell in the order naked singles fill it, instead of the "
+                   "grid row by row (for LL-3 and LL-6 too: one falsifier task for every task)")
+SINGLES_WHY = ("the sentence places the gain 'on planning tasks ... where foresight is essential'; in "
+               "naked-single order every answer token follows from the prompt and the tokens before it (the "
+               "same puzzles, the same settings), so next-token prediction needs no foresight and lookahead "
+               "should gain nothing over it or over pause tokens (our construction: the paper draws no such "
+               "contrast)")
 # Exact match at or below this in every seed of both arms = neither learned the task: no evidence.
 FLOOR = 0.0
 # Exact match (%) in the paper's Table 1: lookahead / pause / NTP.
@@ -52,7 +60,7 @@ def method_colours() -> dict:
     which it reads, is imported only when a figure is drawn)."""
     return plotting.colour_map(METHOD_ORDER)
 TASK_LABELS = {"sudoku4": "4x4 Sudoku", "sudoku9": "9x9 Sudoku", "prosqa": "ProsQA (regen.)",
-               "maze": "Maze"}
+               "maze": "Maze", "sudoku4_singles": "4x4 Sudoku, naked-single order (falsifier)"}
 
 
 def load_histories(paths: list[str | Path]) -> pd.DataFrame:
@@ -92,8 +100,8 @@ def _selected(frame: pd.DataFrame, specs: list[RunSpec]) -> pd.DataFrame:
 
 
 def figure_accuracy_table(final: pd.DataFrame, specs: list[RunSpec], out: Path, scale: str) -> pd.DataFrame:
-    """Every task of the paper's Table 1: ours where it ran at this scale, "not run at this scale"
-    where it did not."""
+    """Every task of the paper's Table 1, and LL-1/2/3/6's falsifier task (no paper number): ours where
+    it ran at this scale, "not run at this scale" where it did not."""
     df = _selected(final, specs)
     ran = set(df["task"]) if len(df) else set()
     table = (df.groupby(["task", "method"])["exact_match_pct"].agg(["mean", "std", "count"]).reset_index()
@@ -104,7 +112,8 @@ def figure_accuracy_table(final: pd.DataFrame, specs: list[RunSpec], out: Path, 
     missing = pd.DataFrame([{"task": t, "method": m, "n_seeds": 0} for t in pl.TASKS if t not in ran
                             for m in METHOD_ORDER])
     table = pd.concat([table, missing], ignore_index=True) if len(missing) else table
-    table["paper"] = [PAPER_TABLE[t][m] for t, m in zip(table["task"], table["method"], strict=True)]
+    table["paper"] = [PAPER_TABLE.get(t, {}).get(m, np.nan)  # the falsifier's task is not the paper's
+                      for t, m in zip(table["task"], table["method"], strict=True)]
     table["status"] = ["ran" if t in ran else "not run at this scale" for t in table["task"]]
     fig, axes = plotting.new_figure(len(pl.TASKS), width=3.6)
     order = list(METHOD_ORDER)
@@ -116,14 +125,16 @@ def figure_accuracy_table(final: pd.DataFrame, specs: list[RunSpec], out: Path, 
             sns.stripplot(sub, x="method", y="exact_match_pct", order=order, color="black", size=3, ax=ax)
         else:
             ax.text(1, 50, "not run at\nthis scale", ha="center", va="center", fontsize=11, color="grey")
-        ax.scatter(order, [PAPER_TABLE[task][m] for m in order], marker="*", s=120, c="red",
-                   zorder=5, label="paper (Table 1)")
+        if task in PAPER_TABLE:
+            ax.scatter(order, [PAPER_TABLE[task][m] for m in order], marker="*", s=120, c="red",
+                       zorder=5, label="paper (Table 1)")
         tau = sub[sub["method"] != "ntp"]["tau"] if task in ran else []
         ax.set(title=f"{TASK_LABELS[task]} (tau={tau.iloc[0] if len(tau) else '-'})", xlabel="",
                ylabel="exact match (%)", ylim=EXACT_YLIM, xlim=(-0.5, 2.5))
         if task in ran:
             _say_if_floor(ax, sub["exact_match_pct"])
-        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.1))  # below: it covers no bar
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.1))  # below: it covers no bar
     seeds = int(df.groupby(["task", "method"]).size().max()) if len(df) else 0
     ours = "bars, 90% t-interval" if seeds > 1 else f"bars and dots, {seeds} seed: no interval"
     plotting.save(fig, out, f"Latent lookahead: exact match by method (ours: {ours}; paper: stars)", scale,
@@ -391,7 +402,23 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict | None = None) -> list[Clai
 
     def ll_vs(label: str, task: str, other: str, f: pd.DataFrame) -> Part:
         return difference(label, exact_match(f, find(task, "lookahead")), exact_match(f, find(task, other)),
-                          floor=FLOOR, paper_value=_gain(task, other), method="lookahead")
+                          floor=FLOOR, paper_value=_gain(task, other) if task in PAPER_TABLE else None,
+                          method="lookahead")
+
+    singles_ran = any(r.task == "sudoku4_singles" for r in main)
+
+    def foresight_free(other: str) -> Falsifier:
+        """Lookahead minus `other` on the 4x4 puzzles answered in naked-single order."""
+        name = "NTP" if other == "ntp" else other
+        label = f"{TASK_LABELS['sudoku4_singles']}: lookahead minus {name} exact match"
+
+        def measure(r: dict) -> list[Part]:
+            if not singles_ran:
+                return [Part(label, {}, 0.0,
+                             no_evidence="not run at this scale (latent_lookahead.singles.run: false)")]
+            return [ll_vs(label, "sudoku4_singles", other, r["final"])]
+
+        return Falsifier(SINGLES_SETTING, SINGLES_WHY, measure)
 
     def ll1(r: dict) -> list[Part]:
         return [ll_vs("4x4 Sudoku: lookahead minus NTP exact match", "sudoku4", "ntp", r["final"])]
@@ -433,15 +460,17 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict | None = None) -> list[Clai
         Claim("LL-1", "On 4x4 Sudoku latent lookahead beats next-token prediction.",
               "93.5 vs 78.0 (+15.5 points)", SOURCE, stat, "CI > 0", ll1, source=OUTPERFORMS,
               uses=("data.sudoku4", "training.sudoku4"), not_measurable=_no_sudoku4,
-              reading=SUBSTANTIALLY, figures=("accuracy_table", "training_curves")),
+              reading=SUBSTANTIALLY, figures=("accuracy_table", "training_curves"),
+              falsifier=foresight_free("ntp")),
         Claim("LL-2", "On 4x4 Sudoku latent lookahead beats pause tokens at equal tau.",
               "93.5 vs 86.0 (+7.5 points)", SOURCE, stat, "CI > 0", ll2, source=OUTPERFORMS,
               uses=("data.sudoku4", "training.sudoku4"), not_measurable=_no_sudoku4,
-              reading=SUBSTANTIALLY, figures=("accuracy_table", "training_curves")),
+              reading=SUBSTANTIALLY, figures=("accuracy_table", "training_curves"),
+              falsifier=foresight_free("pause")),
         Claim("LL-3", "Lookahead beats NTP on 9x9 Sudoku, mazes and ProsQA, not only 4x4 Sudoku (every "
               "task run is a part).", "+23.0 (9x9), +3.0 (maze), +11.3 (ProsQA) points", SOURCE, stat,
               "every part's CI > 0", ll3, source=OUTPERFORMS, uses=per_task, not_measurable=_other_tasks,
-              reading=SUBSTANTIALLY, figures=("accuracy_table",)),
+              reading=SUBSTANTIALLY, figures=("accuracy_table",), falsifier=foresight_free("ntp")),
         Claim("LL-4", "Accuracy rises with the number of latent steps tau (the paper shows it on 9x9 "
               "Sudoku).", "rises from tau=2 to tau=70 on 9x9 Sudoku (qualitative; figure values not "
               "verified offline)", "arXiv 2603.20219, tau-scaling figure",
@@ -463,7 +492,7 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict | None = None) -> list[Clai
         Claim("LL-6", "Lookahead beats pause tokens on every task, not only 4x4 Sudoku.",
               "+23.0 (9x9), +2.0 (maze), +9.3 (ProsQA) points over pause", SOURCE, stat,
               "every part's CI > 0", ll6, source=OUTPERFORMS, uses=per_task, not_measurable=_other_tasks,
-              figures=("accuracy_table",)),
+              figures=("accuracy_table",), falsifier=foresight_free("pause")),
     ]
 
 
@@ -517,6 +546,9 @@ def task_lengths(task: str, data: dict) -> tuple[int, int]:
         size = 4 if task == "sudoku4" else 9
         grid = [[0] * size for _ in range(size)]
         prompt, answer = pl.sudoku_example(grid, grid)
+    elif task == "sudoku4_singles":  # every cell empty: 16 (cell, digit) pairs and <eos>
+        prompt = pl.grid_tokens([[0] * 4 for _ in range(4)]) + [pl.SEP]
+        answer = [pl.PAD] * (2 * 16 + 1)
     elif task == "maze":
         g = data["grid_n"]
         prompt, answer = pl.maze_example(np.zeros((2, g, g), bool), (0, 0), (0, 0), [(0, 0)] * g * g)
@@ -543,7 +575,8 @@ def cost(cfg: dict, run: str):
     from replikit.papers.latent_lookahead import RunSpec, performance
 
     spec = RunSpec.parse(run)
-    data, t, m = cfg["data"][spec.task], cfg["training"][spec.task], cfg["model"]
+    own = pl.settings_task(spec.task)
+    data, t, m = cfg["data"][own], cfg["training"][own], cfg["model"]
     n = pl.split_names(data["n"], data["splits"], data["seed"]).count("train")
     n_test = min(cfg["eval_max"], data["n"] - n)
     P, A = task_lengths(spec.task, data)

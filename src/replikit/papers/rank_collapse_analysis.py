@@ -243,6 +243,17 @@ FIGURES = (
 # ---------------------------------------------------------------- claims
 
 
+# RC-3 holds by construction (issue 63): why no setting could flip it.
+SMALLER_BRANCHES_STAY_APART = (
+    "holds by construction at initialization: scaling each residual branch by 1/sqrt(L) < 1 keeps every "
+    "token nearer its own embedding than alpha = 1 does, so wherever alpha = 1's attention has averaged "
+    "the tokens the similarity difference is negative, and with it (RC-2's caveat) the query/value "
+    "gradient ratio is higher; the only setting without that averaging tried, the shallowest depth, has "
+    "already collapsed at alpha = 1 (the smoke run's similarity_vs_depth table), and at L = 1 the arms "
+    "are one network. What the sentence adds, that the scaling prevents the collapse, is judged as "
+    "RC-1's falsifier: RC-1's statistic under alpha = 1/sqrt(L)")
+
+
 def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
     """RC-1..RC-5 for the run names of this configuration; results = {"rows": load_results(...)}."""
     by_alpha = {s.alpha: s for s in runs["similarity_vs_depth"] if s.norm == cfg["norm"]}
@@ -368,7 +379,7 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
               "minus with alpha=1, and the same difference of log10 |grad W_Q| / |grad W_V|" + where,
               "similarity difference CI < 0 and gradient-ratio difference CI > 0", rc3, source=PREVENT,
               uses=("init",),
-              figures=("similarity_vs_depth", "gradients_vs_depth")),
+              figures=("similarity_vs_depth", "gradients_vs_depth"), check=SMALLER_BRANCHES_STAY_APART),
         Claim("RC-4", "The query/value gradient ratio depends on the key dimension d_k: with larger d_k the "
               "queries get relatively smaller gradients than the values.",
               "architectural hyperparameters such as d_k affect query and value gradients "

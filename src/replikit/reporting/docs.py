@@ -351,22 +351,8 @@ def block_fragile(snaps: dict) -> str:
     return "\n".join(lines).strip() or "No published scorecard yet."
 
 
-def block_falsifier_gaps(snaps: dict) -> str:
-    """The paper claims without a falsifier or a check yet, and what each one's falsifier needs
-    (replikit.scoring.falsifier_gaps, which tests/test_falsifiers.py keeps exact)."""
-    from replikit.scoring.falsifier_gaps import FALSIFIER_GAPS
-
-    if not FALSIFIER_GAPS:
-        return "Every paper claim has a falsifier or is a check."
-    return "\n".join([f"{len(FALSIFIER_GAPS)} paper claims have no falsifier yet; each reads "
-                      "\"no falsifier\" and is not counted as a replication. What each one's falsifier "
-                      "needs:", "",
-                      *(f"- `{key}`: {need}." for key, need in FALSIFIER_GAPS.items())])
-
-
 BLOCKS: dict[str, Callable[[dict], str]] = {
     "fragile": block_fragile,
-    "falsifier-gaps": block_falsifier_gaps,
     "verdict-summary": block_verdict_summary,
     "smoke-verdicts": lambda s: block_scorecard_table(s, "smoke"),
     "default-verdicts": lambda s: block_scorecard_table(s, "default"),

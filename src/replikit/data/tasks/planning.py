@@ -5,6 +5,12 @@ Every task is a list of (prompt, answer) token sequences in one shared vocabular
 - `sudoku4` / `sudoku9`: reasoning-gym's `mini_sudoku` / `sudoku` puzzles. Prompt: the cells row
   by row (digit or `_`), rows separated by `|`, then `=`. Answer: the solved grid in the same
   format (4x4: 16 digits + 3 separators = 19 tokens; 9x9: 81 + 8 = 89 tokens).
+- `sudoku4_singles`: the same 4x4 puzzles (it reads `sudoku4`'s settings), answered cell by cell in
+  the order naked singles fill them: (cell, digit) pairs, then `<eos>`. Each step fills the first
+  empty cell, row by row, that has one candidate left, so every answer token follows from the
+  prompt and the tokens before it: a task where foresight is not needed (latent lookahead's
+  falsifier). Every 4x4 puzzle of the generator is solved by naked singles; one that is not is an
+  error.
 - `maze`: maze-dataset DFS mazes. Prompt: one token per cell giving its open passages
   (down + 2 * right, 4 codes), then `?`, start cell, goal cell, `=`. Answer: the cells of the
   solution path (start and goal included), then `<eos>`.
@@ -33,7 +39,13 @@ WALL0 = 16  # token of a maze cell code c (0..3) is WALL0 + c
 NODE0 = 20  # token of node / cell k (0..63) is NODE0 + k
 MAX_NODES = 64
 VOCAB_SIZE = NODE0 + MAX_NODES
-TASKS = ("sudoku4", "sudoku9", "maze", "prosqa")
+TASKS = ("sudoku4", "sudoku9", "maze", "prosqa", "sudoku4_singles")
+SETTINGS_OF = {"sudoku4_singles": "sudoku4"}  # a task that reads another task's data and training keys
+
+
+def settings_task(task: str) -> str:
+    """The task whose `data` and `training` settings `task` uses (itself, for the paper's tasks)."""
+    return SETTINGS_OF.get(task, task)
 
 
 def digit(d: int) -> int:
@@ -82,18 +94,10 @@ def sudoku_example(puzzle: list[list[int]], solution: list[list[int]]) -> tuple[
     return grid_tokens(puzzle) + [SEP], grid_tokens(solution)
 
 
-def verify_sudoku(prompt: list[int], answer: list[int], size: int) -> bool:
-    """True when `answer` is a valid completion of the puzzle in `prompt`."""
-    puzzle = parse_grid([t for t in prompt if t not in (PAD, SEP)], size)
-    grid = parse_grid([t for t in answer if t not in (PAD, EOS)], size)
-    if puzzle is None or grid is None:
-        return False
+def _solved(grid: list[list[int]], size: int) -> bool:
+    """True when every row, column and box of a full grid holds each digit once."""
     box = int(round(size ** 0.5))
     full = set(range(1, size + 1))
-    for r in range(size):
-        for c in range(size):
-            if puzzle[r][c] and puzzle[r][c] != grid[r][c]:
-                return False
     rows = [set(row) for row in grid]
     cols = [{grid[r][c] for r in range(size)} for c in range(size)]
     boxes = [{grid[br + r][bc + c] for r in range(box) for c in range(box)}
@@ -101,8 +105,69 @@ def verify_sudoku(prompt: list[int], answer: list[int], size: int) -> bool:
     return all(s == full for s in rows + cols + boxes)
 
 
-def generate_sudoku(size: int, n: int, min_empty: int, max_empty: int, seed: int) -> list[tuple]:
-    """n distinct puzzles from reasoning-gym (`mini_sudoku` for 4x4, `sudoku` for 9x9)."""
+def verify_sudoku(prompt: list[int], answer: list[int], size: int) -> bool:
+    """True when `answer` is a valid completion of the puzzle in `prompt`."""
+    puzzle = parse_grid([t for t in prompt if t not in (PAD, SEP)], size)
+    grid = parse_grid([t for t in answer if t not in (PAD, EOS)], size)
+    if puzzle is None or grid is None:
+        return False
+    for r in range(size):
+        for c in range(size):
+            if puzzle[r][c] and puzzle[r][c] != grid[r][c]:
+                return False
+    return _solved(grid, size)
+
+
+def _candidates(grid: list[list[int]], r: int, c: int) -> list[int]:
+    size = len(grid)
+    box = int(round(size ** 0.5))
+    br, bc = r // box * box, c // box * box
+    used = (set(grid[r]) | {grid[i][c] for i in range(size)}
+            | {grid[br + i][bc + j] for i in range(box) for j in range(box)})
+    return [d for d in range(1, size + 1) if d not in used]
+
+
+def singles_order(puzzle: list[list[int]]) -> list[tuple[int, int]]:
+    """(cell, digit) in the order naked singles fill `puzzle`: each step the first empty cell, row by
+    row, with one candidate left. ValueError when naked singles alone do not solve it."""
+    grid = [list(row) for row in puzzle]
+    size, out = len(grid), []
+    while empty := [(r, c) for r in range(size) for c in range(size) if not grid[r][c]]:
+        step = next(((r, c, cs[0]) for r, c in empty if len(cs := _candidates(grid, r, c)) == 1), None)
+        if step is None:
+            raise ValueError(f"naked singles stall on the puzzle {puzzle} after {len(out)} cells")
+        r, c, d = step
+        grid[r][c] = d
+        out.append((r * size + c, d))
+    return out
+
+
+def singles_example(puzzle: list[list[int]], solution: list[list[int]]) -> tuple[list[int], list[int]]:
+    """The puzzle's prompt, answered as (cell, digit) pairs in naked-single order, then `<eos>`."""
+    answer = [t for cell, d in singles_order(puzzle) for t in (node(cell), digit(d))]
+    return grid_tokens(puzzle) + [SEP], answer + [EOS]
+
+
+def verify_singles(prompt: list[int], answer: list[int], size: int = 4) -> bool:
+    """True when `answer`'s (cell, digit) pairs, up to `<eos>`, fill each empty cell of the puzzle once
+    and solve it (in any order)."""
+    puzzle = parse_grid([t for t in prompt if t not in (PAD, SEP)], size)
+    body = answer[:answer.index(EOS)] if EOS in answer else [t for t in answer if t != PAD]
+    if puzzle is None or len(body) % 2:
+        return False
+    grid = [list(row) for row in puzzle]
+    for cell_t, digit_t in zip(body[::2], body[1::2], strict=True):
+        cell, d = cell_t - NODE0, digit_t - DIGIT0
+        if not (0 <= cell < size * size and 1 <= d <= size) or grid[cell // size][cell % size]:
+            return False
+        grid[cell // size][cell % size] = d
+    return all(all(row) for row in grid) and _solved(grid, size)
+
+
+def generate_sudoku(size: int, n: int, min_empty: int, max_empty: int, seed: int,
+                    example=sudoku_example) -> list[tuple]:
+    """n distinct puzzles from reasoning-gym (`mini_sudoku` for 4x4, `sudoku` for 9x9), each made into
+    (prompt, answer) by `example(puzzle, solution)`."""
     import reasoning_gym
 
     name = {4: "mini_sudoku", 9: "sudoku"}[size]
@@ -116,7 +181,7 @@ def generate_sudoku(size: int, n: int, min_empty: int, max_empty: int, seed: int
             key = str(meta["puzzle"])
             if key not in seen and len(out) < n:
                 seen.add(key)
-                out.append(sudoku_example(meta["puzzle"], meta["solution"]))
+                out.append(example(meta["puzzle"], meta["solution"]))
         offset, batch = offset + batch, max(16, n - len(out))
     return out
 
@@ -268,6 +333,8 @@ def generate(task: str, cfg: dict) -> list[tuple[list[int], list[int]]]:
     """Examples of `task` from its data config (seeded)."""
     if task == "sudoku4":
         return generate_sudoku(4, cfg["n"], cfg["min_empty"], cfg["max_empty"], cfg["seed"])
+    if task == "sudoku4_singles":
+        return generate_sudoku(4, cfg["n"], cfg["min_empty"], cfg["max_empty"], cfg["seed"], singles_example)
     if task == "sudoku9":
         return generate_sudoku(9, cfg["n"], cfg["min_empty"], cfg["max_empty"], cfg["seed"])
     if task == "maze":
@@ -282,6 +349,8 @@ def verify(task: str, prompt: list[int], answer: list[int], cfg: dict) -> bool:
     """The task's verifier (see the module docstring)."""
     if task in ("sudoku4", "sudoku9"):
         return verify_sudoku(prompt, answer, 4 if task == "sudoku4" else 9)
+    if task == "sudoku4_singles":
+        return verify_singles(prompt, answer)
     if task == "maze":
         return verify_maze(prompt, answer, cfg["grid_n"])
     if task == "prosqa":
