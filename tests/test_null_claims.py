@@ -33,6 +33,7 @@ import pandas as pd
 import pytest
 
 from replikit.core.config import load_config
+from replikit.data.tasks import planning as pl
 from replikit.papers import benign_memorization as bm
 from replikit.papers import benign_memorization_analysis as bma
 from replikit.papers import cold_posterior as cp
@@ -126,7 +127,8 @@ def _ll_null(cfg: dict, rng) -> dict:
     the floor of 0; tau is the resolved number of latent steps, as the run's metrics record it."""
     rows = [{"run": s.name, "seed": seed, "task": s.task, "method": s.method, "tau": s.tau, "mask": s.mask,
              "epoch": epoch, "step": 10 * epoch}
-            for s in ll.all_runs(cfg) for seed in SEEDS for epoch in (0, cfg["training"][s.task]["epochs"])]
+            for s in ll.all_runs(cfg) for seed in SEEDS
+            for epoch in (0, cfg["training"][pl.settings_task(s.task)]["epochs"])]
     hist = _noisy(rng, rows, {"exact_match": 0.5, "train_loss": 1.0}, sd=0.05)
     hist["exact_match"] = np.round(hist["exact_match"] * cfg["eval_max"]) / cfg["eval_max"]
     hist.loc[hist["epoch"] == 0, "exact_match"] = 0.0
