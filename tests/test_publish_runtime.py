@@ -117,3 +117,28 @@ def test_a_snapshot_made_at_several_commits_names_each():
     assert docs.made_by_line(snap, "x") == "Made at commits 014944abb4, 33c6ca5ca1 by today's code."
     snap["made_by"]["commit"] = "f" * 40
     assert docs.made_by_line(snap, "x") == "Made at commit ffffffffff by today's code."
+
+
+def test_a_run_that_has_not_finished_every_paper_publishes_a_partial_snapshot(tmp_path):
+    """Two of the papers' scorecards in a tree: the snapshot names the others as missing, refuses a wall
+    time (there is no end to end yet), and every generated line that shows it says it is partial."""
+    from replikit.papers import paper_names
+    from replikit.reporting import docs
+
+    names = paper_names()
+    for name in names[:2]:
+        card = tmp_path / f"results/{name}/claims.json"
+        card.parent.mkdir(parents=True)
+        runs = [{"module": "m", "code": "c", "commit": "a" * 40}]
+        card.write_text(json.dumps({"paper": name, "scale": "default", "claims": [],
+                                    "provenance": {"runs": runs}}))
+    with pytest.raises(SystemExit, match="have no results/<paper>/claims.json yet.*without --log"):
+        publish.publish_scorecard("default", tmp_path, _log(tmp_path / "x.log", _at(0), _at(5)),
+                                  out=tmp_path / "published")
+    snap = publish.publish_scorecard("default", tmp_path, out=tmp_path / "published")
+    assert snap["missing_papers"] == sorted(names[2:]) and snap["runtime"]["wall_s"] is None
+    want = f"**Partial:** the run has not finished; 2 papers are in it, {len(names) - 2} not yet ("
+    snaps = {"scorecard-default": snap}
+    assert want in docs.block_runtimes(snaps) and want in docs.block_scorecard_table(snaps, "default")
+    complete = {k: v for k, v in snap.items() if k != "missing_papers"}
+    assert "Partial" not in docs.block_runtimes({"scorecard-default": complete})

@@ -17,3 +17,26 @@ def test_ruff_is_clean():
     res = subprocess.run([sys.executable, "-m", "ruff", "check", str(ROOT)], capture_output=True,
                          text=True, cwd=ROOT)
     assert res.returncode == 0, res.stdout
+
+
+def test_claims_read_as_declarations():
+    """Every Claim, Falsifier and Source in the papers passes its fields by name, all but a claim's id
+    and a source's quote (docs/adding-a-paper.md), so that a reader sees which sentence is the
+    statement and which the rule; and each helper inside a paper's claims() is about 40 lines at most."""
+    import ast
+
+    positional = {"Claim": 1, "Source": 1, "Falsifier": 0}  # the id, the quote
+
+    offenders, long = [], []
+    for path in sorted((ROOT / "src/replikit/papers").glob("*_analysis.py")):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                    and node.func.id in positional and len(node.args) > positional[node.func.id]):
+                offenders.append(f"{path.name}:{node.lineno} {node.func.id}")
+            if isinstance(node, ast.FunctionDef) and node.name == "claims":
+                long += [f"{path.name}: {inner.name}, {inner.end_lineno - inner.lineno + 1} lines"
+                         for inner in ast.walk(node) if isinstance(inner, ast.FunctionDef)
+                         and inner is not node and inner.end_lineno - inner.lineno + 1 > 40]
+    assert not offenders, f"pass the fields by name (id=..., statement=..., ...): {offenders}"
+    assert not long, f"split the helper into named parts: {long}"

@@ -26,21 +26,30 @@ SOURCE = "arXiv 2210.14019 (ICLR 2023)"
 QUAL = "qualitative; exact value not verified offline (paper body unavailable here)"
 WHERE = "Anagnostidis et al., ICLR 2023 (arXiv 2210.14019), abstract"
 BENIGN = Source(
-    "While such a memorization capacity seems worrisome, in this work we show that under training protocols "
+    quote="While such a memorization capacity seems worrisome, in this work we show that under training "
+    "protocols "
     "that include \\textit{data augmentation}, neural networks learn to memorize entirely random labels in a "
     "benign way, i.e. they learn embeddings that lead to highly non-trivial performance under nearest "
-    "neighbour probing.", WHERE)
+    "neighbour probing.",
+    where=WHERE,
+)
 LAYERS = Source(
-    "As a result, only the very last layers are used for memorization, while preceding layers encode "
-    "performant features which remain largely unaffected by the label noise.", WHERE)
+    quote="As a result, only the very last layers are used for memorization, while preceding layers encode "
+    "performant features which remain largely unaffected by the label noise.",
+    where=WHERE,
+)
 DIVERSITY = Source(
-    "We explore the intricate role of the augmentations used for training and identify a "
+    quote="We explore the intricate role of the augmentations used for training and identify a "
     "memorization-generalization trade-off in terms of their diversity, marking a clear distinction to "
-    "all previous works.", WHERE)
+    "all previous works.",
+    where=WHERE,
+)
 CAPACITY = Source(
-    "Finally, we give a first explanation for the emergence of benign memorization by showing that "
+    quote="Finally, we give a first explanation for the emergence of benign memorization by showing that "
     "\\textit{malign} memorization under data augmentation is infeasible due to the insufficient capacity "
-    "of the model for the increased sample size.", WHERE)
+    "of the model for the increased sample size.",
+    where=WHERE,
+)
 
 
 def label(spec: RunSpec) -> str:
@@ -388,91 +397,146 @@ def claims(runs: dict[str, list[RunSpec]], augmentation: str) -> list[Claim]:
         return _noise_damage(r, RunSpec(0.0, "none", dataset=ds).name, no_aug, " (no aug)")
 
     return [
-        Claim("BM-1", "With 100% random labels and augmentation the network memorizes the training "
-              "labels.", "~100% train accuracy (" + QUAL + ")", SOURCE + ", abstract and Sec. 2",
-              "final training accuracy on the random labels of the un-augmented training images",
-              f"lower CI bound > {MEMORIZED}", bm1, source=BENIGN, uses=("probe_vs_epoch",),
-              figures=("probe_vs_epoch",), drawn=(("probe_vs_epoch", "y"),),
-              falsifier=Falsifier(
-                  f"a random label per augmentation (K={k_label(cap[-1])}), read on its (view, label) pairs",
-                  "the paper's own contrast: with an independent label per view the sample size grows K-fold "
-                  "and 'malign memorization under data augmentation is infeasible due to the insufficient "
-                  "capacity of the model', so the training labels should not be memorized there",
-                  bm1_falsifier)),
-        Claim("BM-2", "Its k-NN probe accuracy is far above the untrained network and above the same "
-              "network trained on random labels without augmentation.",
-              "'highly non-trivial performance under nearest neighbour probing' (" + QUAL + ")",
-              SOURCE + ", abstract and Sec. 2",
-              "paired (per seed) differences in k-NN probe test accuracy", "both CIs > 0", bm2,
-              source=BENIGN, uses=("probe_vs_epoch",),
-              reading="'far above' is tested as a difference above 0, only its sign: no margin for 'far' "
-              "was fixed before the runs",
-              figures=("probe_vs_epoch",),
-              falsifier=Falsifier(
-                  "one fixed augmentation per image (K=1) instead of fresh ones",
-                  "with one view per image the sample size stays n, so malign memorization is feasible and "
-                  "the paper's explanation (its infeasibility 'forces' the network to learn meaningful "
-                  "features) gives no reason for features: no gain over the untrained or no-aug network",
-                  bm2_falsifier)),
-        Claim("BM-3", "Probe accuracy peaks before the last layers; the final layers carry the "
-              "memorization.", "'only the very last layers are used for memorization' (" + QUAL + ")",
-              SOURCE + ", abstract and Sec. 3",
-              "per-seed probe gap (encoder stage with the best mean probe accuracy over the other "
-              "seeds, so the choice is independent of this seed's noise, minus output) and random-label "
-              "agreement gap (output - pooled)", "both CIs > 0", bm3, source=LAYERS,
-              uses=("probe_vs_epoch",),
-              figures=("probe_per_layer",),
-              falsifier=Falsifier(
-                  "no augmentation",
-                  "the abstract splits memorization and features across layers only for benign memorization, "
-                  "which it finds 'under training protocols that include data augmentation'; without it "
-                  "memorization is the malign kind, which keeps no performant features below the last layers",
-                  bm3_falsifier)),
-        Claim("BM-4", "Probe accuracy depends on augmentation diversity: a memorization-generalization "
-              "trade-off in K.", "'a memorization-generalization trade-off in terms of their "
-              "diversity' (" + QUAL + ")", SOURCE + ", abstract and Sec. 4",
-              "paired differences between the most and least diverse K: probe gain, and loss of "
-              "training accuracy on the augmented views the network is trained on", "both CIs > 0", bm4,
-              source=DIVERSITY, kind="hypothesis",
-              reading="the direction: the abstract names a memorization-generalization trade-off in "
-              "diversity, not which way it goes; more diverse augmentations generalizing better and "
-              "memorizing less is our reading", uses=("diversity",),
-              figures=("augmentation_diversity",)),
-        Claim("BM-5", "With an independent label per augmentation the network can no longer memorize "
-              "at large K (malign memorization is infeasible).", "'malign memorization under data "
-              "augmentation is infeasible due to the insufficient capacity' (" + QUAL + ")",
-              SOURCE + ", abstract and Sec. 5",
-              "training accuracy on (view, label) pairs at the smallest and largest K, same number of "
-              "epochs", f"accuracy drop CI > 0 and largest-K accuracy CI < {MEMORIZED}", bm5,
-              source=CAPACITY, uses=("capacity",),
-              caveat="exposure confound: every K trains the same number of epochs, so each (view, "
-              "label) pair is seen about epochs/K times; a drop at large K can come from less exposure "
-              "alone, not only from insufficient capacity",
-              figures=("capacity",), drawn=(("capacity", "y"),),
-              falsifier=Falsifier(
-                  "one random label per image, shared by its views (K=1 vs unlimited)",
-                  "the capacity argument rests on the K-fold sample size of independent (view, label) pairs; "
-                  "with one label per image it stays n, which the network memorizes under augmentation "
-                  "(BM-1), so accuracy should neither drop with K nor stay below the bar",
-                  bm5_falsifier)),
-        Claim("BM-6", "Preceding layers' features are largely unaffected by label noise; the damage is in "
-              "the last layers.", "'preceding layers encode performant features which remain largely "
-              "unaffected by the label noise' (abstract; qualitative, no number)", WHERE,
-              "per seed, at the encoder stage (not projector or output) with the best probe accuracy "
-              "under 100% random labels on the mean over the other seeds: the probe drop from the 0% to "
-              "the 100% random-label run (both with augmentation) at the output layer minus at that "
-              "stage; and that stage's drop relative to its 0%-noise accuracy",
-              f"first CI > 0; relative drop CI < {BM6_UNAFFECTED:g}", bm6,
-              source=LAYERS, uses=("probe_vs_epoch",), not_measurable=_no_clean_runs,
-              reading=f"'largely unaffected' read as keeping at least {1 - BM6_UNAFFECTED:.0%} of the "
-              "clean-label run's probe accuracy: the bound is ours, the abstract gives no number",
-              figures=("probe_per_layer",), drawn=(("probe_per_layer", "y"),),
-              falsifier=Falsifier(
-                  "no augmentation (0% vs 100% random labels, both without)",
-                  "the abstract finds features 'largely unaffected by the label noise' as a result of benign "
-                  "memorization under augmentation; without augmentation memorization is malign, and the "
-                  "noise should damage the encoder stages too",
-                  bm6_falsifier)),
+        Claim(
+            id="BM-1",
+            statement="With 100% random labels and augmentation the network memorizes the training labels.",
+            paper_value="~100% train accuracy (" + QUAL + ")",
+            paper_source=SOURCE + ", abstract and Sec. 2",
+            statistic="final training accuracy on the random labels of the un-augmented training images",
+            rule=f"lower CI bound > {MEMORIZED}",
+            measure=bm1,
+            source=BENIGN,
+            uses=("probe_vs_epoch",),
+            figures=("probe_vs_epoch",),
+            drawn=(("probe_vs_epoch", "y"),),
+            falsifier=Falsifier(
+                setting=f"a random label per augmentation (K={k_label(cap[-1])}), read on its (view, label) "
+                f"pairs",
+                why="the paper's own contrast: with an independent label per view the sample size grows "
+                "K-fold "
+                "and 'malign memorization under data augmentation is infeasible due to the insufficient "
+                "capacity of the model', so the training labels should not be memorized there",
+                measure=bm1_falsifier,
+            ),
+        ),
+        Claim(
+            id="BM-2",
+            statement="Its k-NN probe accuracy is far above the untrained network and above the same "
+            "network trained on random labels without augmentation.",
+            paper_value="'highly non-trivial performance under nearest neighbour probing' (" + QUAL + ")",
+            paper_source=SOURCE + ", abstract and Sec. 2",
+            statistic="paired (per seed) differences in k-NN probe test accuracy",
+            rule="both CIs > 0",
+            measure=bm2,
+            source=BENIGN,
+            uses=("probe_vs_epoch",),
+            reading="'far above' is tested as a difference above 0, only its sign: no margin for 'far' "
+            "was fixed before the runs",
+            figures=("probe_vs_epoch",),
+            falsifier=Falsifier(
+                setting="one fixed augmentation per image (K=1) instead of fresh ones",
+                why="with one view per image the sample size stays n, so malign memorization is feasible and "
+                "the paper's explanation (its infeasibility 'forces' the network to learn meaningful "
+                "features) gives no reason for features: no gain over the untrained or no-aug network",
+                measure=bm2_falsifier,
+            ),
+        ),
+        Claim(
+            id="BM-3",
+            statement="Probe accuracy peaks before the last layers; the final layers carry the memorization.",
+            paper_value="'only the very last layers are used for memorization' (" + QUAL + ")",
+            paper_source=SOURCE + ", abstract and Sec. 3",
+            statistic="per-seed probe gap (encoder stage with the best mean probe accuracy over the other "
+            "seeds, so the choice is independent of this seed's noise, minus output) and random-label "
+            "agreement gap (output - pooled)",
+            rule="both CIs > 0",
+            measure=bm3,
+            source=LAYERS,
+            uses=("probe_vs_epoch",),
+            figures=("probe_per_layer",),
+            falsifier=Falsifier(
+                setting="no augmentation",
+                why="the abstract splits memorization and features across layers only for benign "
+                "memorization, "
+                "which it finds 'under training protocols that include data augmentation'; without it "
+                "memorization is the malign kind, which keeps no performant features below the last layers",
+                measure=bm3_falsifier,
+            ),
+        ),
+        Claim(
+            id="BM-4",
+            statement="Probe accuracy depends on augmentation diversity: a memorization-generalization "
+            "trade-off in K.",
+            paper_value="'a memorization-generalization trade-off in terms of their "
+            "diversity' (" + QUAL + ")",
+            paper_source=SOURCE + ", abstract and Sec. 4",
+            statistic="paired differences between the most and least diverse K: probe gain, and loss of "
+            "training accuracy on the augmented views the network is trained on",
+            rule="both CIs > 0",
+            measure=bm4,
+            source=DIVERSITY,
+            kind="hypothesis",
+            reading="the direction: the abstract names a memorization-generalization trade-off in "
+            "diversity, not which way it goes; more diverse augmentations generalizing better and "
+            "memorizing less is our reading",
+            uses=("diversity",),
+            figures=("augmentation_diversity",),
+        ),
+        Claim(
+            id="BM-5",
+            statement="With an independent label per augmentation the network can no longer memorize "
+            "at large K (malign memorization is infeasible).",
+            paper_value="'malign memorization under data "
+            "augmentation is infeasible due to the insufficient capacity' (" + QUAL + ")",
+            paper_source=SOURCE + ", abstract and Sec. 5",
+            statistic="training accuracy on (view, label) pairs at the smallest and largest K, same number "
+            "of epochs",
+            rule=f"accuracy drop CI > 0 and largest-K accuracy CI < {MEMORIZED}",
+            measure=bm5,
+            source=CAPACITY,
+            uses=("capacity",),
+            caveat="exposure confound: every K trains the same number of epochs, so each (view, "
+            "label) pair is seen about epochs/K times; a drop at large K can come from less exposure "
+            "alone, not only from insufficient capacity",
+            figures=("capacity",),
+            drawn=(("capacity", "y"),),
+            falsifier=Falsifier(
+                setting="one random label per image, shared by its views (K=1 vs unlimited)",
+                why="the capacity argument rests on the K-fold sample size of independent (view, label) "
+                "pairs; with one label per image it stays n, which the network memorizes under augmentation "
+                "(BM-1), so accuracy should neither drop with K nor stay below the bar",
+                measure=bm5_falsifier,
+            ),
+        ),
+        Claim(
+            id="BM-6",
+            statement="Preceding layers' features are largely unaffected by label noise; the damage is in "
+            "the last layers.",
+            paper_value="'preceding layers encode performant features which remain largely "
+            "unaffected by the label noise' (abstract; qualitative, no number)",
+            paper_source=WHERE,
+            statistic="per seed, at the encoder stage (not projector or output) with the best probe accuracy "
+            "under 100% random labels on the mean over the other seeds: the probe drop from the 0% to "
+            "the 100% random-label run (both with augmentation) at the output layer minus at that "
+            "stage; and that stage's drop relative to its 0%-noise accuracy",
+            rule=f"first CI > 0; relative drop CI < {BM6_UNAFFECTED:g}",
+            measure=bm6,
+            source=LAYERS,
+            uses=("probe_vs_epoch",),
+            not_measurable=_no_clean_runs,
+            reading=f"'largely unaffected' read as keeping at least {1 - BM6_UNAFFECTED:.0%} of the "
+            "clean-label run's probe accuracy: the bound is ours, the abstract gives no number",
+            figures=("probe_per_layer",),
+            drawn=(("probe_per_layer", "y"),),
+            falsifier=Falsifier(
+                setting="no augmentation (0% vs 100% random labels, both without)",
+                why="the abstract finds features 'largely unaffected by the label noise' as a result of "
+                "benign "
+                "memorization under augmentation; without augmentation memorization is malign, and the "
+                "noise should damage the encoder stages too",
+                measure=bm6_falsifier,
+            ),
+        ),
     ]
 
 

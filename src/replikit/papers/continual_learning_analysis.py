@@ -32,17 +32,26 @@ SOURCE = "arXiv 2506.16884 (ICML 2025)"
 QUAL = "qualitative; exact values not verified offline"
 LEARNED = 0.5  # a setting learned its tasks when LA >= chance + LEARNED * (1 - chance)
 WHERE = "Graldi et al., ICML 2025 (arXiv 2506.16884), abstract"
-WIDTH = Source("We show that increasing model width is only beneficial when it reduces the amount of feature "
-               "learning, yielding more laziness.", WHERE)
+WIDTH = Source(
+    quote="We show that increasing model width is only beneficial when it reduces the amount of feature "
+    "learning, yielding more laziness.",
+    where=WHERE,
+)
 TRANSITION = Source(
-    "We identify a transition modulated by task similarity where the model exits an effectively lazy regime "
-    "with low forgetting to enter a rich regime with significant forgetting.", WHERE)
+    quote="We identify a transition modulated by task similarity where the model exits an effectively lazy "
+    "regime with low forgetting to enter a rich regime with significant forgetting.",
+    where=WHERE,
+)
 SIMILAR = Source(
-    "We study the intricate relationship between feature learning, task non-stationarity, and forgetting, "
-    "finding that high feature learning is only beneficial with highly similar tasks.", WHERE)
+    quote="We study the intricate relationship between feature learning, task non-stationarity, and "
+    "forgetting, finding that high feature learning is only beneficial with highly similar tasks.",
+    where=WHERE,
+)
 CRITICAL = Source(
-    "Finally, our findings reveal that neural networks achieve optimal performance at a critical level of "
-    "feature learning, which depends on task non-stationarity and transfers across model scales.", WHERE)
+    quote="Finally, our findings reveal that neural networks achieve optimal performance at a critical "
+    "level of feature learning, which depends on task non-stationarity and transfers across model scales.",
+    where=WHERE,
+)
 
 
 def stream_label(stream: str) -> str:
@@ -481,106 +490,168 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
     lo_w, hi_w = gamma_runs[0], gamma_runs[-1]
     falsifiers = {
         "CL-1": Falsifier(
-            f"muP at fixed gamma0={mup.gamma0:g} instead of NTP",
-            "under muP at fixed gamma0 width does not reduce feature learning, so by the paper's own "
+            setting=f"muP at fixed gamma0={mup.gamma0:g} instead of NTP",
+            why="under muP at fixed gamma0 width does not reduce feature learning, so by the paper's own "
             "contrast (Sec. 4 / Fig. 1; CL-2) forgetting should not fall with width",
-            lambda r: width_gain(r, mup, mup_name)),
+            measure=lambda r: width_gain(r, mup, mup_name),
+        ),
         "CL-2": Falsifier(
-            "NTP instead of muP",
-            "under NTP width reduces feature learning and, by the paper's own contrast (Sec. 4 / Fig. 1; "
+            setting="NTP instead of muP",
+            why="under NTP width reduces feature learning and, by the paper's own contrast (Sec. 4 / Fig. 1; "
             "CL-1), forgetting falls with width, so its CFr change should leave the margin (the margin "
             "parts only: the muP-minus-NTP part has no counterpart, NTP against itself being 0 and NTP "
             "minus muP the claim's part negated, by construction)",
-            lambda r: flat(r, ntp, "NTP")),
+            measure=lambda r: flat(r, ntp, "NTP"),
+        ),
         "CL-3": Falsifier(
-            f"the most similar tasks ({sim[similar.name]}, N={similar.width}) instead of the main stream "
-            f"at N={hi_w.width}",
-            "the paper finds high feature learning beneficial only with highly similar tasks (Sec. 5 / "
+            setting=f"the most similar tasks ({sim[similar.name]}, N={similar.width}) instead of the main "
+            f"stream at N={hi_w.width}",
+            why="the paper finds high feature learning beneficial only with highly similar tasks (Sec. 5 / "
             "Fig. 3): there the rich regime should not bring significant forgetting",
-            lambda r: forgetting_rise(r, similar, f"{sim[similar.name]}, N={similar.width}")),
+            measure=lambda r: forgetting_rise(r, similar, f"{sim[similar.name]}, N={similar.width}"),
+        ),
         "CL-4": Falsifier(
-            "joint training on all tasks at once instead of sequential",
-            "without non-stationarity the paper finds more feature learning better (Sec. 5 / Fig. 4), "
+            setting="joint training on all tasks at once instead of sequential",
+            why="without non-stationarity the paper finds more feature learning better (Sec. 5 / Fig. 4), "
             "so the optimum should sit at the largest gamma0, not inside the grid",
-            lambda r: intermediate(r, joint, "joint")),
+            measure=lambda r: intermediate(r, joint, "joint"),
+        ),
         "CL-5": Falsifier(
-            f"the most against the least similar tasks ({sim[similar.name]} vs {sim[distant.name]}, "
+            setting=f"the most against the least similar tasks ({sim[similar.name]} vs {sim[distant.name]}, "
             f"N={similar.width}) instead of two widths",
-            "the paper's optimal gamma0 depends on task non-stationarity (abstract; Sec. 5 / Fig. 3; "
+            why="the paper's optimal gamma0 depends on task non-stationarity (abstract; Sec. 5 / Fig. 3; "
             "CL-6), so between task similarities it should move beyond the margin; at the smoke scale the "
             "optimum sits at the top of the grid in every seed, so there it cannot read 'not replicated'",
-            lambda r: transfer(r, distant, similar, f"{sim[similar.name]} minus {sim[distant.name]}")),
+            measure=lambda r: transfer(r, distant, similar, f"{sim[similar.name]} minus {sim[distant.name]}"),
+        ),
         "CL-6": Falsifier(
-            f"the largest against the smallest width of the gamma0 sweep (N={hi_w.width} vs "
+            setting=f"the largest against the smallest width of the gamma0 sweep (N={hi_w.width} vs "
             f"N={lo_w.width}, one stream) instead of two task similarities",
-            "the paper's optimal gamma0 transfers across model scales (abstract; Sec. 4 / Fig. 2; CL-5), "
+            why="the paper's optimal gamma0 transfers across model scales (abstract; Sec. 4 / Fig. 2; CL-5), "
             "so between widths at fixed task similarity it should not move up",
-            lambda r: optimum_shift(r, hi_w, lo_w, f"N={hi_w.width} minus N={lo_w.width}")),
+            measure=lambda r: optimum_shift(r, hi_w, lo_w, f"N={hi_w.width} minus N={lo_w.width}"),
+        ),
     }
 
     return [
-        Claim("CL-1", "Under NTP, where width reduces feature learning, forgetting decreases as the width "
-              "grows.", "NTP forgetting falls towards zero with width (" + QUAL + ")",
-              SOURCE + ", Sec. 4 / Fig. 1",
-              "per-seed relative forgetting CFr at the smallest minus the largest width (NTP)" + where,
-              "CI > 0", cl1, source=WIDTH, uses=("width_sweep", "main_width"),
-              figures=("forgetting_vs_width",), falsifier=falsifiers["CL-1"]),
-        Claim("CL-2", "Under muP at fixed gamma0, where width does not reduce feature learning, forgetting "
-              "stays roughly constant across widths.",
-              "flat CFr across widths under muP (" + QUAL + ")", SOURCE + ", Sec. 4 / Fig. 1",
-              "per-seed signed change of CFr from the smallest to the largest width (muP, fixed gamma0), "
-              "and that change minus the NTP change over the same widths (paired per seed)" + where,
-              f"CI inside +-{tol} and muP's change minus NTP's change CI > 0: the margin is half of "
-              "NTP's width effect on CFr in a pilot on seeds no verdict uses (CL2_MARGIN_RULE; config "
-              "cl2_tolerance, config/pilots/continual_learning.<scale>.json)", cl2, source=WIDTH,
-              uses=("width_sweep", "main_width", "cl2_tolerance"),
-              figures=("forgetting_vs_width",), drawn=(("forgetting_vs_width", "y"),),
-              falsifier=falsifiers["CL-2"]),
-        Claim("CL-3", "At fixed large width, forgetting increases with gamma0 (from the lazy to the rich "
-              "regime).", "forgetting grows with feature-learning strength (" + QUAL + ")",
-              SOURCE + ", Sec. 4 / Fig. 2",
-              "per-seed CF at the largest minus the smallest gamma0, largest width of the gamma0 sweep"
-              + where,
-              "CI > 0 over the gamma0 values every seed learned (LA at least halfway from chance to "
-              "perfect)", cl3, source=TRANSITION, uses=("gamma_sweep",),
-              figures=("forgetting_vs_gamma",), falsifier=falsifiers["CL-3"]),
-        Claim("CL-4", "Sequential training performs best at an intermediate (critical) gamma0.",
-              "intermediate optimum (" + QUAL + ")", SOURCE + ", Sec. 5 / Figs. 3-4",
-              "per seed: average accuracy AA at the interior gamma0 minus at the end point of the grid, each "
-              "the best on the mean over the other seeds (so the choice is independent of this seed's "
-              "noise)" + where, "CI > 0, over the gamma0 values every seed learned", cl4, source=CRITICAL,
-              uses=("gamma_sweep", "main_width"),
-              figures=("forgetting_vs_gamma",), falsifier=falsifiers["CL-4"]),
-        Claim("CL-5", "The optimal gamma0 transfers across widths.",
-              "optimal gamma0 width-independent under muP (" + QUAL + ")", SOURCE + ", Sec. 4 / Fig. 2",
-              "per seed: log10 optimal gamma0 at the largest minus the smallest width of the gamma0 sweep, "
-              "each the vertex of a parabola through the best grid point and its neighbours (a continuous "
-              "estimate)" + where,
-              f"equivalence: CI inside +-{tol5} decades (cl5_tolerance: the shift that costs "
-              f"{MARGIN_LOSS_COST:.0%} of the optimal AA at the curvature measured in a pilot on seeds the "
-              f"verdicts do not use; smaller than every grid step, widest step {step:.2f}), with every "
-              "optimum inside the grid", cl5,
-              source=CRITICAL, uses=("gamma_sweep", "cl5_tolerance"),
-              figures=("forgetting_vs_gamma",), drawn=(("forgetting_vs_gamma", "x"),),
-              falsifier=falsifiers["CL-5"]),
-        Claim("CL-6", "The optimal gamma0 moves up as tasks become more similar.",
-              "optimum grows with similarity (" + QUAL + ")", SOURCE + ", Sec. 5 / Fig. 3",
-              "per-seed shift of the interpolated log10 optimal gamma0 (as CL-5) from the least to the most "
-              "similar tasks; a grid end stands in where the best gamma0 sits there (said in the part)"
-              + where,
-              "CI > 0, over the gamma0 values every seed learned", cl6, source=SIMILAR,
-              uses=("gamma_sweep", "similarity", "main_width"),
-              figures=("similarity",), falsifier=falsifiers["CL-6"]),
-        Claim("CL-7", "For joint training (no non-stationarity) more feature learning is better, and its "
-              "optimal gamma0 lies above the sequential one.", "joint prefers rich (" + QUAL + ")",
-              SOURCE + ", Sec. 5 / Fig. 4",
-              "per seed: joint test error drop from the smallest to the largest gamma0; interpolated log10 "
-              "gamma0* (as CL-5) joint minus sequential" + where,
-              "both CIs > 0, over the gamma0 values every seed learned", cl7,
-              source=SIMILAR, kind="hypothesis",
-              reading="joint training as the limit of the most similar tasks: the abstract speaks of task "
-              "similarity, not of joint training", uses=("gamma_sweep", "main_width"),
-              figures=("joint_vs_sequential",)),
+        Claim(
+            id="CL-1",
+            statement="Under NTP, where width reduces feature learning, forgetting decreases as the width "
+            "grows.",
+            paper_value="NTP forgetting falls towards zero with width (" + QUAL + ")",
+            paper_source=SOURCE + ", Sec. 4 / Fig. 1",
+            statistic="per-seed relative forgetting CFr at the smallest minus the largest width (NTP)"
+            + where,
+            rule="CI > 0",
+            measure=cl1,
+            source=WIDTH,
+            uses=("width_sweep", "main_width"),
+            figures=("forgetting_vs_width",),
+            falsifier=falsifiers["CL-1"],
+        ),
+        Claim(
+            id="CL-2",
+            statement="Under muP at fixed gamma0, where width does not reduce feature learning, forgetting "
+            "stays roughly constant across widths.",
+            paper_value="flat CFr across widths under muP (" + QUAL + ")",
+            paper_source=SOURCE + ", Sec. 4 / Fig. 1",
+            statistic="per-seed signed change of CFr from the smallest to the largest width (muP, fixed "
+            "gamma0), and that change minus the NTP change over the same widths (paired per seed)" + where,
+            rule=f"CI inside +-{tol} and muP's change minus NTP's change CI > 0: the margin is half of "
+            "NTP's width effect on CFr in a pilot on seeds no verdict uses (CL2_MARGIN_RULE; config "
+            "cl2_tolerance, config/pilots/continual_learning.<scale>.json)",
+            measure=cl2,
+            source=WIDTH,
+            uses=("width_sweep", "main_width", "cl2_tolerance"),
+            figures=("forgetting_vs_width",),
+            drawn=(("forgetting_vs_width", "y"),),
+            falsifier=falsifiers["CL-2"],
+        ),
+        Claim(
+            id="CL-3",
+            statement="At fixed large width, forgetting increases with gamma0 (from the lazy to the rich "
+            "regime).",
+            paper_value="forgetting grows with feature-learning strength (" + QUAL + ")",
+            paper_source=SOURCE + ", Sec. 4 / Fig. 2",
+            statistic="per-seed CF at the largest minus the smallest gamma0, largest width of the gamma0 "
+            "sweep"
+            + where,
+            rule="CI > 0 over the gamma0 values every seed learned (LA at least halfway from chance to "
+            "perfect)",
+            measure=cl3,
+            source=TRANSITION,
+            uses=("gamma_sweep",),
+            figures=("forgetting_vs_gamma",),
+            falsifier=falsifiers["CL-3"],
+        ),
+        Claim(
+            id="CL-4",
+            statement="Sequential training performs best at an intermediate (critical) gamma0.",
+            paper_value="intermediate optimum (" + QUAL + ")",
+            paper_source=SOURCE + ", Sec. 5 / Figs. 3-4",
+            statistic="per seed: average accuracy AA at the interior gamma0 minus at the end point of the "
+            "grid, each "
+            "the best on the mean over the other seeds (so the choice is independent of this seed's "
+            "noise)" + where,
+            rule="CI > 0, over the gamma0 values every seed learned",
+            measure=cl4,
+            source=CRITICAL,
+            uses=("gamma_sweep", "main_width"),
+            figures=("forgetting_vs_gamma",),
+            falsifier=falsifiers["CL-4"],
+        ),
+        Claim(
+            id="CL-5",
+            statement="The optimal gamma0 transfers across widths.",
+            paper_value="optimal gamma0 width-independent under muP (" + QUAL + ")",
+            paper_source=SOURCE + ", Sec. 4 / Fig. 2",
+            statistic="per seed: log10 optimal gamma0 at the largest minus the smallest width of the gamma0 "
+            "sweep, "
+            "each the vertex of a parabola through the best grid point and its neighbours (a continuous "
+            "estimate)" + where,
+            rule=f"equivalence: CI inside +-{tol5} decades (cl5_tolerance: the shift that costs "
+            f"{MARGIN_LOSS_COST:.0%} of the optimal AA at the curvature measured in a pilot on seeds the "
+            f"verdicts do not use; smaller than every grid step, widest step {step:.2f}), with every "
+            "optimum inside the grid",
+            measure=cl5,
+            source=CRITICAL,
+            uses=("gamma_sweep", "cl5_tolerance"),
+            figures=("forgetting_vs_gamma",),
+            drawn=(("forgetting_vs_gamma", "x"),),
+            falsifier=falsifiers["CL-5"],
+        ),
+        Claim(
+            id="CL-6",
+            statement="The optimal gamma0 moves up as tasks become more similar.",
+            paper_value="optimum grows with similarity (" + QUAL + ")",
+            paper_source=SOURCE + ", Sec. 5 / Fig. 3",
+            statistic="per-seed shift of the interpolated log10 optimal gamma0 (as CL-5) from the least to "
+            "the most "
+            "similar tasks; a grid end stands in where the best gamma0 sits there (said in the part)" + where,
+            rule="CI > 0, over the gamma0 values every seed learned",
+            measure=cl6,
+            source=SIMILAR,
+            uses=("gamma_sweep", "similarity", "main_width"),
+            figures=("similarity",),
+            falsifier=falsifiers["CL-6"],
+        ),
+        Claim(
+            id="CL-7",
+            statement="For joint training (no non-stationarity) more feature learning is better, and its "
+            "optimal gamma0 lies above the sequential one.",
+            paper_value="joint prefers rich (" + QUAL + ")",
+            paper_source=SOURCE + ", Sec. 5 / Fig. 4",
+            statistic="per seed: joint test error drop from the smallest to the largest gamma0; "
+            "interpolated log10 gamma0* (as CL-5) joint minus sequential" + where,
+            rule="both CIs > 0, over the gamma0 values every seed learned",
+            measure=cl7,
+            source=SIMILAR,
+            kind="hypothesis",
+            reading="joint training as the limit of the most similar tasks: the abstract speaks of task "
+            "similarity, not of joint training",
+            uses=("gamma_sweep", "main_width"),
+            figures=("joint_vs_sequential",),
+        ),
     ]
 
 

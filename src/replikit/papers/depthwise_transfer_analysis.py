@@ -372,21 +372,30 @@ FIGURES = (
 SOURCE = "arXiv 2309.16620 (ICLR 2024)"
 WHERE = "Bordelon, Noci, Li, Hanin, Pehlevan, ICLR 2024 (arXiv 2309.16620), abstract"
 QUAL = "qualitative; the paper's figures were not available offline"
-MUP_WIDTH = Source("One such proposal uses $\u03bc$P parameterized networks, where the optimal "
-                   "hyperparameters for small width networks transfer to networks with arbitrarily large "
-                   "width.", WHERE,
-                   background="the sentence reports earlier work (muP's width transfer, Yang et al.) that "
-                   "the paper builds on; it is not a finding of this paper")
-NO_DEPTH = Source("However, in this scheme, hyperparameters do not transfer across depths.", WHERE)
+MUP_WIDTH = Source(
+    quote="One such proposal uses $\u03bc$P parameterized networks, where the optimal "
+    "hyperparameters for small width networks transfer to networks with arbitrarily large "
+    "width.",
+    where=WHERE,
+    background="the sentence reports earlier work (muP's width transfer, Yang et al.) that "
+    "the paper builds on; it is not a finding of this paper",
+)
+NO_DEPTH = Source(
+    quote="However, in this scheme, hyperparameters do not transfer across depths.", where=WHERE
+)
 TRANSFER = Source(
-    "We provide experiments demonstrating that residual architectures including convolutional ResNets and "
-    "Vision Transformers trained with this parameterization exhibit transfer of optimal hyperparameters "
-    "across width and depth on CIFAR-10 and ImageNet.", WHERE)
+    quote="We provide experiments demonstrating that residual architectures including convolutional ResNets "
+    "and Vision Transformers trained with this parameterization exhibit transfer of optimal hyperparameters "
+    "across width and depth on CIFAR-10 and ImageNet.",
+    where=WHERE,
+)
 LIMIT = Source(
-    "Using recent developments in the dynamical mean field theory (DMFT) description of neural network "
+    quote="Using recent developments in the dynamical mean field theory (DMFT) description of neural network "
     "learning dynamics, we show that this parameterization of ResNets admits a well-defined feature learning "
     "joint infinite-width and infinite-depth limit and show convergence of finite-size network dynamics "
-    "towards this limit.", WHERE)
+    "towards this limit.",
+    where=WHERE,
+)
 
 
 def _equivalence(label: str, d: dict[int, float], tol: float, edges: list[str], foreign: str) -> list[Part]:
@@ -482,88 +491,164 @@ def claims(runs: dict[str, list[Sweep]], cfg: dict) -> list[Claim]:
         """DT-3's (branch sqrtl) or DT-4's (one) statistic under the standard parameterization."""
         a, b = by_sp[(branch, n_lo)], by_sp[(branch, n_hi)]
         return Falsifier(
-            "the standard parameterization (SP) instead of muP",
-            "the sentence reports muP as the proposal under which the optimum transfers across width; "
+            setting="the standard parameterization (SP) instead of muP",
+            why="the sentence reports muP as the proposal under which the optimum transfers across width; "
             "the parameterization it was proposed against is SP, under which the optimal learning rate "
             "moves with width under one global rate (Yang et al. 2022, arXiv 2203.03466, Tensor Programs V), "
             "so the optimum should leave the margin; declared before any SP run",
-            transfer_bounded(a, b, f"SP, {'1/sqrt(L)' if branch == 'sqrtl' else 'unscaled'} branches: "
-                             f"log10 optimal eta0, N={n_hi} minus N={n_lo}", claim))
+            measure=transfer_bounded(
+                a,
+                b,
+                f"SP, {'1/sqrt(L)' if branch == 'sqrtl' else 'unscaled'} branches: "
+                f"log10 optimal eta0, N={n_hi} minus N={n_lo}",
+                claim,
+            ),
+        )
 
     def too_few_depths(c: dict) -> str:
         return "" if len(c["depths"]) >= 3 else f"needs 3 or more depths (depths: {c['depths']})"
 
     sq = "muP + 1/sqrt(L)"
     return [
-        Claim("DT-1", "With residual branches scaled by 1/sqrt(L) and muP, the loss-optimal learning rate "
-              "stays the same across depths.", "optimum transfers across depth (" + QUAL + ")",
-              SOURCE + ", abstract",
-              f"per seed: log10 optimal eta0 (vertex of a parabola through the best grid point and its "
-              f"neighbours) at L={hi} minus at L={lo}, {sq}, width {cfg['base_width']}" + where,
-              equiv_rule("DT-1"), transfer(by_depth[("sqrtl", lo)], by_depth[("sqrtl", hi)],
-                                           f"{sq}: log10 optimal eta0, L={hi} minus L={lo}", "DT-1"),
-              source=TRANSFER, uses=("depths", "margins"),
-              figures=("loss_vs_lr_depth", "optimum_vs_depth"), drawn=(("optimum_vs_depth", "y"),),
-              falsifier=Falsifier(
-                  "plain muP (no 1/sqrt(L) branch scale)",
-                  "the paper's own contrast: without the depth scaling 'hyperparameters do not transfer "
-                  "across depths', so the optimum should move by more than the margin (DT-2); declared with "
-                  "its outcome known (DT-5 had measured this shift), so read it as declared after the fact",
-                  transfer_bounded(by_depth[("one", lo)], by_depth[("one", hi)],
-                                   f"plain muP: log10 optimal eta0, L={hi} minus L={lo}", "DT-1"))),
-        Claim("DT-2", "Without the depth scaling (plain muP residuals), the optimal learning rate does not "
-              "transfer across depths: it moves more with depth than with the 1/sqrt(L) branches.",
-              "optimum shifts with depth under muP (" + QUAL + ")", SOURCE + ", abstract",
-              f"per seed, same initial weights and batches: |shift of log10 optimal eta0 from L={lo} to "
-              f"L={hi}| under plain muP minus the same under {sq} (width {cfg['base_width']})" + where,
-              "CI > 0 (a negative control: not replicated when the scaled optimum moves more)", dt2,
-              source=NO_DEPTH, uses=("depths",),
-              caveat="the contrast needs no direction of the shift; DT-5 tests the direction",
-              figures=("loss_vs_lr_depth", "optimum_vs_depth"),
-              falsifier=Falsifier(
-                  f"across width (N={n_lo} to N={n_hi} at L={wd}) instead of depth",
-                  "both branch scales are muP in width, whose optimum the paper says transfers across "
-                  "width (DT-3, DT-4), so the unscaled branches' optimum should move no more than the "
-                  "scaled ones'",
-                  contrast((by_width[("one", n_lo)], by_width[("one", n_hi)]),
-                           (by_width[("sqrtl", n_lo)], by_width[("sqrtl", n_hi)]),
-                           f"N={n_lo} to N={n_hi} at L={wd}"))),
-        Claim("DT-3", "With residual branches scaled by 1/sqrt(L) and muP, the loss-optimal learning rate "
-              "stays the same across widths.", "optimum transfers across width (" + QUAL + ")",
-              SOURCE + ", abstract",
-              f"per seed: log10 optimal eta0 at width {n_hi} minus at width {n_lo}, {sq}, depth {wd}" + where,
-              equiv_rule("DT-3"), transfer(by_width[("sqrtl", n_lo)], by_width[("sqrtl", n_hi)],
-                                           f"{sq}: log10 optimal eta0, N={n_hi} minus N={n_lo}", "DT-3"),
-              source=TRANSFER, uses=("width_sweep", "margins"),
-              figures=("loss_vs_lr_width", "loss_vs_lr_width_sp"), drawn=(("loss_vs_lr_width", "x"),),
-              falsifier=sp_falsifier("sqrtl", "DT-3")),
-        Claim("DT-4", "Under plain muP (no depth scaling) the loss-optimal learning rate stays the same "
-              "across widths.", "muP transfers across width (" + QUAL + ")", SOURCE + ", abstract",
-              f"per seed: log10 optimal eta0 at width {n_hi} minus at width {n_lo}, plain muP, depth {wd}"
-              + where, equiv_rule("DT-4"),
-              transfer(by_width[("one", n_lo)], by_width[("one", n_hi)],
-                       f"plain muP: log10 optimal eta0, N={n_hi} minus N={n_lo}", "DT-4"),
-              source=MUP_WIDTH, uses=("width_sweep", "margins"),
-              figures=("loss_vs_lr_width", "loss_vs_lr_width_sp"), drawn=(("loss_vs_lr_width", "x"),),
-              falsifier=sp_falsifier("one", "DT-4")),
-        Claim("DT-5", "Without the depth scaling, the optimal learning rate moves down as depth grows.",
-              "direction of the shift (" + QUAL + ")", SOURCE + ", abstract",
-              f"per seed: log10 optimal eta0 at L={hi} minus at L={lo}, plain muP, width {cfg['base_width']}"
-              + where, "CI < 0", dt5, source=NO_DEPTH, kind="hypothesis",
-              reading="the direction: the abstract says only that the optimum does not transfer; ours "
-              "follows from the forward signal of unscaled residual branches growing with depth",
-              uses=("depths",),
-              figures=("optimum_vs_depth",)),
-        Claim("DT-6", "With the 1/sqrt(L) branches, the training loss at a fixed learning rate settles as "
-              "depth grows: deeper networks differ less from each other.",
-              "convergence of finite-size dynamics to the joint limit (" + QUAL + ")", SOURCE + ", abstract",
-              f"per seed, {sq}: mean over eta0 of |loss(L={depths[1]}) - loss(L={lo})| minus mean "
-              f"|loss(L={hi}) - loss(L={depths[-2] if len(depths) > 2 else lo})|, over the eta0 at which "
-              "every depth trained in every seed" + where, "CI > 0", dt6, source=LIMIT, kind="hypothesis",
-              reading="the final training loss after a fixed budget as the observable of the dynamics, and "
-              "depths doubling at a finite width as the approach to the limit: the abstract's convergence is "
-              "of the DMFT dynamics", uses=("depths",), not_measurable=too_few_depths,
-              figures=("loss_vs_lr_depth",)),
+        Claim(
+            id="DT-1",
+            statement="With residual branches scaled by 1/sqrt(L) and muP, the loss-optimal learning rate "
+            "stays the same across depths.",
+            paper_value="optimum transfers across depth (" + QUAL + ")",
+            paper_source=SOURCE + ", abstract",
+            statistic="per seed: log10 optimal eta0 (vertex of a parabola through the best grid point and "
+            f"its neighbours) at L={hi} minus at L={lo}, {sq}, width {cfg['base_width']}" + where,
+            rule=equiv_rule("DT-1"),
+            measure=transfer(
+                by_depth[("sqrtl", lo)],
+                by_depth[("sqrtl", hi)],
+                f"{sq}: log10 optimal eta0, L={hi} minus L={lo}",
+                "DT-1",
+            ),
+            source=TRANSFER,
+            uses=("depths", "margins"),
+            figures=("loss_vs_lr_depth", "optimum_vs_depth"),
+            drawn=(("optimum_vs_depth", "y"),),
+            falsifier=Falsifier(
+                setting="plain muP (no 1/sqrt(L) branch scale)",
+                why="the paper's own contrast: without the depth scaling 'hyperparameters do not transfer "
+                "across depths', so the optimum should move by more than the margin (DT-2); declared with "
+                "its outcome known (DT-5 had measured this shift), so read it as declared after the fact",
+                measure=transfer_bounded(
+                    by_depth[("one", lo)],
+                    by_depth[("one", hi)],
+                    f"plain muP: log10 optimal eta0, L={hi} minus L={lo}",
+                    "DT-1",
+                ),
+            ),
+        ),
+        Claim(
+            id="DT-2",
+            statement="Without the depth scaling (plain muP residuals), the optimal learning rate does not "
+            "transfer across depths: it moves more with depth than with the 1/sqrt(L) branches.",
+            paper_value="optimum shifts with depth under muP (" + QUAL + ")",
+            paper_source=SOURCE + ", abstract",
+            statistic="per seed, same initial weights and batches: |shift of log10 optimal eta0 from "
+            f"L={lo} to "
+            f"L={hi}| under plain muP minus the same under {sq} (width {cfg['base_width']})" + where,
+            rule="CI > 0 (a negative control: not replicated when the scaled optimum moves more)",
+            measure=dt2,
+            source=NO_DEPTH,
+            uses=("depths",),
+            caveat="the contrast needs no direction of the shift; DT-5 tests the direction",
+            figures=("loss_vs_lr_depth", "optimum_vs_depth"),
+            falsifier=Falsifier(
+                setting=f"across width (N={n_lo} to N={n_hi} at L={wd}) instead of depth",
+                why="both branch scales are muP in width, whose optimum the paper says transfers across "
+                "width (DT-3, DT-4), so the unscaled branches' optimum should move no more than the "
+                "scaled ones'",
+                measure=contrast(
+                    (by_width[("one", n_lo)], by_width[("one", n_hi)]),
+                    (by_width[("sqrtl", n_lo)], by_width[("sqrtl", n_hi)]),
+                    f"N={n_lo} to N={n_hi} at L={wd}",
+                ),
+            ),
+        ),
+        Claim(
+            id="DT-3",
+            statement="With residual branches scaled by 1/sqrt(L) and muP, the loss-optimal learning rate "
+            "stays the same across widths.",
+            paper_value="optimum transfers across width (" + QUAL + ")",
+            paper_source=SOURCE + ", abstract",
+            statistic=f"per seed: log10 optimal eta0 at width {n_hi} minus at width {n_lo}, {sq}, depth {wd}"
+            + where,
+            rule=equiv_rule("DT-3"),
+            measure=transfer(
+                by_width[("sqrtl", n_lo)],
+                by_width[("sqrtl", n_hi)],
+                f"{sq}: log10 optimal eta0, N={n_hi} minus N={n_lo}",
+                "DT-3",
+            ),
+            source=TRANSFER,
+            uses=("width_sweep", "margins"),
+            figures=("loss_vs_lr_width", "loss_vs_lr_width_sp"),
+            drawn=(("loss_vs_lr_width", "x"),),
+            falsifier=sp_falsifier("sqrtl", "DT-3"),
+        ),
+        Claim(
+            id="DT-4",
+            statement="Under plain muP (no depth scaling) the loss-optimal learning rate stays the same "
+            "across widths.",
+            paper_value="muP transfers across width (" + QUAL + ")",
+            paper_source=SOURCE + ", abstract",
+            statistic=f"per seed: log10 optimal eta0 at width {n_hi} minus at width {n_lo}, plain muP, "
+            f"depth {wd}"
+            + where,
+            rule=equiv_rule("DT-4"),
+            measure=transfer(
+                by_width[("one", n_lo)],
+                by_width[("one", n_hi)],
+                f"plain muP: log10 optimal eta0, N={n_hi} minus N={n_lo}",
+                "DT-4",
+            ),
+            source=MUP_WIDTH,
+            uses=("width_sweep", "margins"),
+            figures=("loss_vs_lr_width", "loss_vs_lr_width_sp"),
+            drawn=(("loss_vs_lr_width", "x"),),
+            falsifier=sp_falsifier("one", "DT-4"),
+        ),
+        Claim(
+            id="DT-5",
+            statement="Without the depth scaling, the optimal learning rate moves down as depth grows.",
+            paper_value="direction of the shift (" + QUAL + ")",
+            paper_source=SOURCE + ", abstract",
+            statistic=f"per seed: log10 optimal eta0 at L={hi} minus at L={lo}, plain muP, width "
+            f"{cfg['base_width']}"
+            + where,
+            rule="CI < 0",
+            measure=dt5,
+            source=NO_DEPTH,
+            kind="hypothesis",
+            reading="the direction: the abstract says only that the optimum does not transfer; ours "
+            "follows from the forward signal of unscaled residual branches growing with depth",
+            uses=("depths",),
+            figures=("optimum_vs_depth",),
+        ),
+        Claim(
+            id="DT-6",
+            statement="With the 1/sqrt(L) branches, the training loss at a fixed learning rate settles as "
+            "depth grows: deeper networks differ less from each other.",
+            paper_value="convergence of finite-size dynamics to the joint limit (" + QUAL + ")",
+            paper_source=SOURCE + ", abstract",
+            statistic=f"per seed, {sq}: mean over eta0 of |loss(L={depths[1]}) - loss(L={lo})| minus mean "
+            f"|loss(L={hi}) - loss(L={depths[-2] if len(depths) > 2 else lo})|, over the eta0 at which "
+            "every depth trained in every seed" + where,
+            rule="CI > 0",
+            measure=dt6,
+            source=LIMIT,
+            kind="hypothesis",
+            reading="the final training loss after a fixed budget as the observable of the dynamics, and "
+            "depths doubling at a finite width as the approach to the limit: the abstract's convergence is "
+            "of the DMFT dynamics",
+            uses=("depths",),
+            not_measurable=too_few_depths,
+            figures=("loss_vs_lr_depth",),
+        ),
     ]
 
 

@@ -22,12 +22,16 @@ SOURCE = "arXiv 2511.01033 (2025)"
 WHERE = "Musat, Pimentel, Noci, Stolfo, Sachan, Hofmann, 2025 (arXiv 2511.01033), abstract"
 QUAL = "the paper's own numbers were not reachable offline"
 QUADRATIC = Source(
-    "By further studying the training dynamics inside this 3-dimensional subspace, we find that the time "
-    "until the emergence of an induction head follows a tight asymptotic bound that is quadratic in the "
-    "input context length.", WHERE)
+    quote="By further studying the training dynamics inside this 3-dimensional subspace, we find that the "
+    "time until the emergence of an induction head follows a tight asymptotic bound that is quadratic in the "
+    "input context length.",
+    where=WHERE,
+)
 NINETEEN = Source(
-    "We give a formal proof that the training dynamics remain constrained to a 19-dimensional subspace of "
-    "the parameter space.", WHERE)
+    quote="We give a formal proof that the training dynamics remain constrained to a 19-dimensional "
+    "subspace of the parameter space.",
+    where=WHERE,
+)
 ARCHITECTURE_NOT_SOURCED = (
     "the 19-dimensional subspace is a theorem about the paper's modified architecture, whose exact form "
     "(its weight blocks, the fixed rotation pairing items with labels, the subspace's basis) is in the "
@@ -404,29 +408,45 @@ def claims(runs: dict[str, list[Train]], cfg: dict) -> list[Claim]:
                 f"least-squares slope over N = {contexts} is drawn, not judged); a seed with a censored "
                 "run there has none and is left out" + setting)
     return [
-        Claim("IH-1", "The time until an induction head emerges grows quadratically with the context "
-              "length.",
-              "quadratic, a tight asymptotic bound (" + QUAL + ")", SOURCE + ", abstract", exponent,
-              f"CI of the local exponent within 2 +- {m:g}, both sides judged (MARGIN_RULE, "
-              "config/pilots/induction_heads.<scale>.json)",
-              ih1, source=QUADRATIC, uses=("contexts", "vocab", "lr", "batch_size", "max_steps"),
-              not_measurable=span_reason,
-              reading="the abstract's bound is asymptotic; it is tested by the local exponent at the two "
-              "longest contexts run, the nearest the asymptote, and fails on either side; 'faster than "
-              "linear' (formerly IH-2) follows from it and is not counted apart",
-              caveat=CHOSEN_AFTER_RESULTS,
-              falsifier=Falsifier(
-                  f"Adam at rate {cfg['adam_lr']:g} instead of SGD" if cfg.get("adam_lr") is not None
-                  else "Adam instead of SGD (not trained at this scale: config key adam_lr is null)",
-                  ADAM_WHY, lambda r: ih1(r, Train("adam"))),
-              figures=("emergence_scaling", "accuracy_curves"), drawn=(("emergence_scaling", "y"),)),
-        Claim("IH-4", "The training dynamics stay in a 19-dimensional subspace of the parameter space.",
-              "19 dimensions (a proof, validated empirically)", SOURCE + ", abstract",
-              "the trajectory's component outside the paper's 19-dimensional subspace",
-              "not measurable offline",
-              lambda r: [], source=NINETEEN,
-              not_measurable=lambda cfg: "at any scale offline: " + ARCHITECTURE_NOT_SOURCED,
-              figures=("trajectory_pca",), check=NINETEEN_CHECK),
+        Claim(
+            id="IH-1",
+            statement="The time until an induction head emerges grows quadratically with the context length.",
+            paper_value="quadratic, a tight asymptotic bound (" + QUAL + ")",
+            paper_source=SOURCE + ", abstract",
+            statistic=exponent,
+            rule=f"CI of the local exponent within 2 +- {m:g}, both sides judged (MARGIN_RULE, "
+            "config/pilots/induction_heads.<scale>.json)",
+            measure=ih1,
+            source=QUADRATIC,
+            uses=("contexts", "vocab", "lr", "batch_size", "max_steps"),
+            not_measurable=span_reason,
+            reading="the abstract's bound is asymptotic; it is tested by the local exponent at the two "
+            "longest contexts run, the nearest the asymptote, and fails on either side; 'faster than "
+            "linear' (formerly IH-2) follows from it and is not counted apart",
+            caveat=CHOSEN_AFTER_RESULTS,
+            falsifier=Falsifier(
+                setting=f"Adam at rate {cfg['adam_lr']:g} instead of SGD"
+                if cfg.get("adam_lr") is not None
+                else "Adam instead of SGD (not trained at this scale: config key adam_lr is null)",
+                why=ADAM_WHY,
+                measure=lambda r: ih1(r, Train("adam")),
+            ),
+            figures=("emergence_scaling", "accuracy_curves"),
+            drawn=(("emergence_scaling", "y"),),
+        ),
+        Claim(
+            id="IH-4",
+            statement="The training dynamics stay in a 19-dimensional subspace of the parameter space.",
+            paper_value="19 dimensions (a proof, validated empirically)",
+            paper_source=SOURCE + ", abstract",
+            statistic="the trajectory's component outside the paper's 19-dimensional subspace",
+            rule="not measurable offline",
+            measure=lambda r: [],
+            source=NINETEEN,
+            not_measurable=lambda cfg: "at any scale offline: " + ARCHITECTURE_NOT_SOURCED,
+            figures=("trajectory_pca",),
+            check=NINETEEN_CHECK,
+        ),
     ]
 
 

@@ -24,17 +24,25 @@ WHERE = "Noci et al., 2026 (arXiv 2603.20219), abstract"
 SUBSTANTIALLY = ("'substantially outperforms' is tested as a difference above 0, only its sign: no margin "
                  "for 'substantially' was fixed before the runs")
 OUTPERFORMS = Source(
-    "We show that latent lookahead substantially outperforms both autoregressive and non-autoregressive "
+    quote="We show that latent lookahead substantially outperforms both autoregressive and "
+    "non-autoregressive "
     "baselines on planning tasks such as maze solving, Sudoku, and ProsQA, where foresight is essential.",
-    WHERE)
+    where=WHERE,
+)
 COMPUTE = Source(
-    "Furthermore, the compute allocation across tokens is uniform; every token is formed based on a single "
+    quote="Furthermore, the compute allocation across tokens is uniform; every token is formed based on a "
+    "single "
     "forward-pass, potentially limiting the model's expressiveness in cases where difficult tokens require "
-    "inherently more compute.", WHERE)
+    "inherently more compute.",
+    where=WHERE,
+)
 LOOKAHEAD = Source(
-    'Towards addressing these limitations, we introduce latent lookahead, a training strategy that enables '
+    quote="Towards addressing these limitations, we introduce latent lookahead, a training strategy that "
+    "enables "
     'models to "think" before generating: at selected positions in the sequence, before committing to the '
-    "next token, the model performs a multi-step lookahead in latent space.", WHERE)
+    "next token, the model performs a multi-step lookahead in latent space.",
+    where=WHERE,
+)
 # LL-1, LL-2, LL-3 and LL-6's falsifier (config key `singles`): the contrast where foresight is not needed
 SINGLES_SETTING = ("4x4 Sudoku answered cell by cell in the order naked singles fill it, instead of the "
                    "grid row by row (for LL-3 and LL-6 too: one falsifier task for every task)")
@@ -418,7 +426,7 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict | None = None) -> list[Clai
                              no_evidence="not run at this scale (latent_lookahead.singles.run: false)")]
             return [ll_vs(label, "sudoku4_singles", other, r["final"])]
 
-        return Falsifier(SINGLES_SETTING, SINGLES_WHY, measure)
+        return Falsifier(setting=SINGLES_SETTING, why=SINGLES_WHY, measure=measure)
 
     def ll1(r: dict) -> list[Part]:
         return [ll_vs("4x4 Sudoku: lookahead minus NTP exact match", "sudoku4", "ntp", r["final"])]
@@ -457,42 +465,100 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict | None = None) -> list[Clai
     ts = runs["tau_scaling"][0].task if runs["tau_scaling"] else "sudoku4"
     ab = runs["ablation_mask"][0].task if runs["ablation_mask"] else "sudoku4"
     return [
-        Claim("LL-1", "On 4x4 Sudoku latent lookahead beats next-token prediction.",
-              "93.5 vs 78.0 (+15.5 points)", SOURCE, stat, "CI > 0", ll1, source=OUTPERFORMS,
-              uses=("data.sudoku4", "training.sudoku4"), not_measurable=_no_sudoku4,
-              reading=SUBSTANTIALLY, figures=("accuracy_table", "training_curves"),
-              falsifier=foresight_free("ntp")),
-        Claim("LL-2", "On 4x4 Sudoku latent lookahead beats pause tokens at equal tau.",
-              "93.5 vs 86.0 (+7.5 points)", SOURCE, stat, "CI > 0", ll2, source=OUTPERFORMS,
-              uses=("data.sudoku4", "training.sudoku4"), not_measurable=_no_sudoku4,
-              reading=SUBSTANTIALLY, figures=("accuracy_table", "training_curves"),
-              falsifier=foresight_free("pause")),
-        Claim("LL-3", "Lookahead beats NTP on 9x9 Sudoku, mazes and ProsQA, not only 4x4 Sudoku (every "
-              "task run is a part).", "+23.0 (9x9), +3.0 (maze), +11.3 (ProsQA) points", SOURCE, stat,
-              "every part's CI > 0", ll3, source=OUTPERFORMS, uses=per_task, not_measurable=_other_tasks,
-              reading=SUBSTANTIALLY, figures=("accuracy_table",), falsifier=foresight_free("ntp")),
-        Claim("LL-4", "Accuracy rises with the number of latent steps tau (the paper shows it on 9x9 "
-              "Sudoku).", "rises from tau=2 to tau=70 on 9x9 Sudoku (qualitative; figure values not "
-              "verified offline)", "arXiv 2603.20219, tau-scaling figure",
-              "paired difference, largest minus smallest tau, on the tau-scaling task", "CI > 0", ll4,
-              source=COMPUTE, kind="hypothesis",
-              reading="that more latent steps give higher accuracy: the abstract motivates spending more "
-              "compute on difficult tokens; the tau-scaling figure that shows it is not available offline",
-              uses=("tau_scaling", f"data.{ts}", f"training.{ts}"),
-              not_measurable=lambda cfg: _switched_off(cfg, "tau_scaling"),
-              figures=("tau_scaling",)),
-        Claim("LL-5", "Bidirectional attention among the latents of a thought beats causal attention.",
-              "bidirectional better (qualitative; exact values not verified offline)",
-              "arXiv 2603.20219, attention ablation", stat, "CI > 0", ll5, source=LOOKAHEAD,
-              kind="hypothesis",
-              reading="the attention mask among latents is not in the abstract; the ablation reported in the "
-              "paper body is not available offline", uses=("ablation", f"data.{ab}", f"training.{ab}"),
-              not_measurable=lambda cfg: _switched_off(cfg, "ablation"),
-              figures=("ablation_mask",)),
-        Claim("LL-6", "Lookahead beats pause tokens on every task, not only 4x4 Sudoku.",
-              "+23.0 (9x9), +2.0 (maze), +9.3 (ProsQA) points over pause", SOURCE, stat,
-              "every part's CI > 0", ll6, source=OUTPERFORMS, uses=per_task, not_measurable=_other_tasks,
-              figures=("accuracy_table",), falsifier=foresight_free("pause")),
+        Claim(
+            id="LL-1",
+            statement="On 4x4 Sudoku latent lookahead beats next-token prediction.",
+            paper_value="93.5 vs 78.0 (+15.5 points)",
+            paper_source=SOURCE,
+            statistic=stat,
+            rule="CI > 0",
+            measure=ll1,
+            source=OUTPERFORMS,
+            uses=("data.sudoku4", "training.sudoku4"),
+            not_measurable=_no_sudoku4,
+            reading=SUBSTANTIALLY,
+            figures=("accuracy_table", "training_curves"),
+            falsifier=foresight_free("ntp"),
+        ),
+        Claim(
+            id="LL-2",
+            statement="On 4x4 Sudoku latent lookahead beats pause tokens at equal tau.",
+            paper_value="93.5 vs 86.0 (+7.5 points)",
+            paper_source=SOURCE,
+            statistic=stat,
+            rule="CI > 0",
+            measure=ll2,
+            source=OUTPERFORMS,
+            uses=("data.sudoku4", "training.sudoku4"),
+            not_measurable=_no_sudoku4,
+            reading=SUBSTANTIALLY,
+            figures=("accuracy_table", "training_curves"),
+            falsifier=foresight_free("pause"),
+        ),
+        Claim(
+            id="LL-3",
+            statement="Lookahead beats NTP on 9x9 Sudoku, mazes and ProsQA, not only 4x4 Sudoku (every "
+            "task run is a part).",
+            paper_value="+23.0 (9x9), +3.0 (maze), +11.3 (ProsQA) points",
+            paper_source=SOURCE,
+            statistic=stat,
+            rule="every part's CI > 0",
+            measure=ll3,
+            source=OUTPERFORMS,
+            uses=per_task,
+            not_measurable=_other_tasks,
+            reading=SUBSTANTIALLY,
+            figures=("accuracy_table",),
+            falsifier=foresight_free("ntp"),
+        ),
+        Claim(
+            id="LL-4",
+            statement="Accuracy rises with the number of latent steps tau (the paper shows it on 9x9 "
+            "Sudoku).",
+            paper_value="rises from tau=2 to tau=70 on 9x9 Sudoku (qualitative; figure values not "
+            "verified offline)",
+            paper_source="arXiv 2603.20219, tau-scaling figure",
+            statistic="paired difference, largest minus smallest tau, on the tau-scaling task",
+            rule="CI > 0",
+            measure=ll4,
+            source=COMPUTE,
+            kind="hypothesis",
+            reading="that more latent steps give higher accuracy: the abstract motivates spending more "
+            "compute on difficult tokens; the tau-scaling figure that shows it is not available offline",
+            uses=("tau_scaling", f"data.{ts}", f"training.{ts}"),
+            not_measurable=lambda cfg: _switched_off(cfg, "tau_scaling"),
+            figures=("tau_scaling",),
+        ),
+        Claim(
+            id="LL-5",
+            statement="Bidirectional attention among the latents of a thought beats causal attention.",
+            paper_value="bidirectional better (qualitative; exact values not verified offline)",
+            paper_source="arXiv 2603.20219, attention ablation",
+            statistic=stat,
+            rule="CI > 0",
+            measure=ll5,
+            source=LOOKAHEAD,
+            kind="hypothesis",
+            reading="the attention mask among latents is not in the abstract; the ablation reported in the "
+            "paper body is not available offline",
+            uses=("ablation", f"data.{ab}", f"training.{ab}"),
+            not_measurable=lambda cfg: _switched_off(cfg, "ablation"),
+            figures=("ablation_mask",),
+        ),
+        Claim(
+            id="LL-6",
+            statement="Lookahead beats pause tokens on every task, not only 4x4 Sudoku.",
+            paper_value="+23.0 (9x9), +2.0 (maze), +9.3 (ProsQA) points over pause",
+            paper_source=SOURCE,
+            statistic=stat,
+            rule="every part's CI > 0",
+            measure=ll6,
+            source=OUTPERFORMS,
+            uses=per_task,
+            not_measurable=_other_tasks,
+            figures=("accuracy_table",),
+            falsifier=foresight_free("pause"),
+        ),
     ]
 
 

@@ -20,20 +20,28 @@ SOURCE = "arXiv 2206.03126 (NeurIPS 2022)"
 QUAL = "qualitative; the paper's numbers were not verified offline"
 WHERE = "Noci et al., NeurIPS 2022 (arXiv 2206.03126), abstract"
 COLLAPSE = Source(
-    "Nevertheless, it has been recently shown that stacking self-attention layers - the distinctive "
+    quote="Nevertheless, it has been recently shown that stacking self-attention layers - the distinctive "
     "architectural component of Transformers - can result in rank collapse of the tokens' representations "
-    "at initialization.", WHERE,
+    "at initialization.",
+    where=WHERE,
     background="the sentence reports earlier work ('it has been recently shown', Dong et al., 2021); it is "
-    "not a finding of this paper")
+    "not a finding of this paper",
+)
 VANISH = Source(
-    "First, we show that rank collapse of the tokens' representations hinders training by causing the "
-    "gradients of the queries and keys to vanish at initialization.", WHERE)
+    quote="First, we show that rank collapse of the tokens' representations hinders training by causing the "
+    "gradients of the queries and keys to vanish at initialization.",
+    where=WHERE,
+)
 PREVENT = Source(
-    "Furthermore, we provide a thorough description of the origin of rank collapse and discuss how to "
-    "prevent it via an appropriate depth-dependent scaling of the residual branches.", WHERE)
+    quote="Furthermore, we provide a thorough description of the origin of rank collapse and discuss how to "
+    "prevent it via an appropriate depth-dependent scaling of the residual branches.",
+    where=WHERE,
+)
 DISPROPORTIONATE = Source(
-    "Finally, our analysis unveils that specific architectural hyperparameters affect the gradients of "
-    "queries and values differently, leading to disproportionate gradient norms.", WHERE)
+    quote="Finally, our analysis unveils that specific architectural hyperparameters affect the gradients of "
+    "queries and values differently, leading to disproportionate gradient norms.",
+    where=WHERE,
+)
 LEARNED = 0.5  # an arm learned the task when its final accuracy is at least halfway from the baseline to 1
 
 
@@ -295,15 +303,19 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
 
     scaling = "alpha=1/sqrt(L) instead of alpha=1"  # the same init runs' depth-scaled arm
     no_collapse = Falsifier(
-        scaling, "the paper prevents rank collapse by 'an appropriate depth-dependent scaling of the "
+        setting=scaling,
+        why="the paper prevents rank collapse by 'an appropriate depth-dependent scaling of the "
         "residual branches' (abstract; its Fig. 1: unless adequate residual scaling is used, increasing "
         "depth leads to an increase in the tokens' alignment at initialization)",
-        lambda r: collapse(r, scaled))
+        measure=lambda r: collapse(r, scaled),
+    )
     no_vanishing = Falsifier(
-        scaling, "the paper ties the vanishing query/key gradients to rank collapse, which the 1/sqrt(L) "
+        setting=scaling,
+        why="the paper ties the vanishing query/key gradients to rank collapse, which the 1/sqrt(L) "
         "scaling prevents, so their ratio to the values' should not fall with depth; the first two parts "
         f"(Q/V, K/V < 1 at L={hi}) hold at any depth (the row's caveat): only the depth change can flip",
-        lambda r: vanishing(r, scaled))
+        measure=lambda r: vanishing(r, scaled),
+    )
 
     def rc3(r: dict) -> list[Part]:
         df = r["rows"]
@@ -344,67 +356,111 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
 
     shallow_depth = shallow["1"].depth
     no_collapse_yet = Falsifier(
-        f"the same training pair at depth L={shallow_depth} instead of L={train['1'].depth}",
-        "the paper blames the slower training on rank collapse at initialization, which grows with depth "
+        setting=f"the same training pair at depth L={shallow_depth} instead of L={train['1'].depth}",
+        why="the paper blames the slower training on rank collapse at initialization, which grows with depth "
         "(its Fig. 1: unless the residuals are scaled, the tokens' alignment increases with depth; RC-1's "
         f"init runs measure it); at L={shallow_depth} alpha=1 has barely collapsed, so it should train no "
-        "worse than alpha=1/sqrt(L)", lambda r: trains_worse(r, shallow))
+        "worse than alpha=1/sqrt(L)",
+        measure=lambda r: trains_worse(r, shallow),
+    )
 
     return [
-        Claim("RC-1", "Without depth-scaled residuals, the tokens' representations at initialization align "
-              "(towards rank collapse) as depth grows.",
-              "cosine similarity between tokens grows with depth at init unless residuals are scaled (" + QUAL
-              + ")", SOURCE + ", Sec. 1 (Fig. 1) and Sec. 4",
-              f"per seed, alpha=1: last-layer token cosine similarity at L={hi} minus at L={lo}, and stable "
-              f"rank at L={lo} minus at L={hi}" + where,
-              "both CIs > 0", rc1, source=COLLAPSE, uses=("init",),
-              figures=("similarity_vs_depth",), falsifier=no_collapse),
-        Claim("RC-2", "In the collapsing architecture the gradients of queries and keys at initialization "
-              "are far below those of the values, and shrink relative to them with depth.",
-              "query/key gradients vanish under rank collapse (" + QUAL + ")", SOURCE + ", Sec. 3",
-              f"per seed, alpha=1: log10 ratio of the layer-averaged gradient norms of W_Q (and W_K) to W_V "
-              f"at L={hi}, and its change from L={lo} to L={hi}" + where,
-              "all three CIs < 0", rc2, source=VANISH, uses=("init",),
-              reading="'far below' is tested as a log ratio below 0, only its sign: no margin for 'far' was "
-              "fixed before the runs",
-              caveat="Q/V < 1 holds at any depth once tokens are correlated (the value gradient carries the "
-              "tokens' mean, which grows with n times their correlation), so the depth change is the part "
-              "that speaks to collapse",
-              figures=("gradients_vs_depth",), falsifier=no_vanishing),
-        Claim("RC-3", "Scaling the residual branches by 1/sqrt(L) prevents rank collapse and keeps the "
-              "query/key gradients from vanishing.",
-              "no collapse and no vanishing query/key gradients with alpha=1/sqrt(L) (" + QUAL + ")",
-              SOURCE + ", Sec. 4",
-              f"per seed at L={hi}, same initial weights and data: token similarity with alpha=1/sqrt(L) "
-              "minus with alpha=1, and the same difference of log10 |grad W_Q| / |grad W_V|" + where,
-              "similarity difference CI < 0 and gradient-ratio difference CI > 0", rc3, source=PREVENT,
-              uses=("init",),
-              figures=("similarity_vs_depth", "gradients_vs_depth"), check=SMALLER_BRANCHES_STAY_APART),
-        Claim("RC-4", "The query/value gradient ratio depends on the key dimension d_k: with larger d_k the "
-              "queries get relatively smaller gradients than the values.",
-              "architectural hyperparameters such as d_k affect query and value gradients "
-              "disproportionately (" + QUAL + "; the direction tested here is our reading, not checked "
-              "against the theorem)",
-              SOURCE + ", Sec. 3 (abstract: 'disproportionate gradient norms')",
-              f"per seed: least-squares slope of log10 |grad W_Q| / |grad W_V| against log10 d_k over d_k in "
-              f"{[s.d_k for s in sweep]}, averaged over depths {lo}..{hi}, {sweep[0].label}" + where,
-              "CI < 0", rc4, source=DISPROPORTIONATE, kind="hypothesis",
-              reading="that d_k is such a hyperparameter, and the direction (larger d_k, relatively smaller "
-              "query gradients): the abstract names neither", uses=("init", "dk_sweep"),
-              caveat="at the 1/sqrt(fan-in) initialization used here a leading-order (uniform-attention) "
-              "calculation predicts no d_k dependence: the d_k key coordinates that add up in the query "
-              "gradient cancel the 1/d_k of the squared 1/sqrt(d_k) temperature; d_v is held fixed",
-              figures=("gradient_ratio_vs_dk",)),
-        Claim("RC-5", "In a short training run, the collapsing architecture trains worse than the same "
-              "network with depth-scaled residuals.",
-              "rank collapse at init hinders training; scaled residuals train (" + QUAL + ")",
-              SOURCE + ", Sec. 1 (Fig. 1) and Sec. 4",
-              f"per seed: mean held-out cross-entropy over the evaluations of {tc['steps']} steps "
-              f"({tc['optimizer']}, lr {tc['lr']}), alpha=1 minus alpha=1/sqrt(L), "
-              f"L={train['1'].depth}, same initial weights and data; task: sequence reversal" + train_where,
-              f"CI > 0; no evidence when neither arm reaches {bar:.2f} held-out accuracy in any seed", rc5,
-              source=VANISH, uses=("training",),
-              figures=("training_loss",), drawn=(("training_loss", "y"),), falsifier=no_collapse_yet),
+        Claim(
+            id="RC-1",
+            statement="Without depth-scaled residuals, the tokens' representations at initialization align "
+            "(towards rank collapse) as depth grows.",
+            paper_value="cosine similarity between tokens grows with depth at init unless residuals are "
+            "scaled ("
+            + QUAL
+            + ")",
+            paper_source=SOURCE + ", Sec. 1 (Fig. 1) and Sec. 4",
+            statistic=f"per seed, alpha=1: last-layer token cosine similarity at L={hi} minus at L={lo}, "
+            f"and stable rank at L={lo} minus at L={hi}" + where,
+            rule="both CIs > 0",
+            measure=rc1,
+            source=COLLAPSE,
+            uses=("init",),
+            figures=("similarity_vs_depth",),
+            falsifier=no_collapse,
+        ),
+        Claim(
+            id="RC-2",
+            statement="In the collapsing architecture the gradients of queries and keys at initialization "
+            "are far below those of the values, and shrink relative to them with depth.",
+            paper_value="query/key gradients vanish under rank collapse (" + QUAL + ")",
+            paper_source=SOURCE + ", Sec. 3",
+            statistic="per seed, alpha=1: log10 ratio of the layer-averaged gradient norms of W_Q (and "
+            f"W_K) to W_V at L={hi}, and its change from L={lo} to L={hi}" + where,
+            rule="all three CIs < 0",
+            measure=rc2,
+            source=VANISH,
+            uses=("init",),
+            reading="'far below' is tested as a log ratio below 0, only its sign: no margin for 'far' was "
+            "fixed before the runs",
+            caveat="Q/V < 1 holds at any depth once tokens are correlated (the value gradient carries the "
+            "tokens' mean, which grows with n times their correlation), so the depth change is the part "
+            "that speaks to collapse",
+            figures=("gradients_vs_depth",),
+            falsifier=no_vanishing,
+        ),
+        Claim(
+            id="RC-3",
+            statement="Scaling the residual branches by 1/sqrt(L) prevents rank collapse and keeps the "
+            "query/key gradients from vanishing.",
+            paper_value="no collapse and no vanishing query/key gradients with alpha=1/sqrt(L) ("
+            + QUAL
+            + ")",
+            paper_source=SOURCE + ", Sec. 4",
+            statistic=f"per seed at L={hi}, same initial weights and data: token similarity with "
+            f"alpha=1/sqrt(L) "
+            "minus with alpha=1, and the same difference of log10 |grad W_Q| / |grad W_V|" + where,
+            rule="similarity difference CI < 0 and gradient-ratio difference CI > 0",
+            measure=rc3,
+            source=PREVENT,
+            uses=("init",),
+            figures=("similarity_vs_depth", "gradients_vs_depth"),
+            check=SMALLER_BRANCHES_STAY_APART,
+        ),
+        Claim(
+            id="RC-4",
+            statement="The query/value gradient ratio depends on the key dimension d_k: with larger d_k the "
+            "queries get relatively smaller gradients than the values.",
+            paper_value="architectural hyperparameters such as d_k affect query and value gradients "
+            "disproportionately (" + QUAL + "; the direction tested here is our reading, not checked "
+            "against the theorem)",
+            paper_source=SOURCE + ", Sec. 3 (abstract: 'disproportionate gradient norms')",
+            statistic="per seed: least-squares slope of log10 |grad W_Q| / |grad W_V| against log10 d_k "
+            f"over d_k in "
+            f"{[s.d_k for s in sweep]}, averaged over depths {lo}..{hi}, {sweep[0].label}" + where,
+            rule="CI < 0",
+            measure=rc4,
+            source=DISPROPORTIONATE,
+            kind="hypothesis",
+            reading="that d_k is such a hyperparameter, and the direction (larger d_k, relatively smaller "
+            "query gradients): the abstract names neither",
+            uses=("init", "dk_sweep"),
+            caveat="at the 1/sqrt(fan-in) initialization used here a leading-order (uniform-attention) "
+            "calculation predicts no d_k dependence: the d_k key coordinates that add up in the query "
+            "gradient cancel the 1/d_k of the squared 1/sqrt(d_k) temperature; d_v is held fixed",
+            figures=("gradient_ratio_vs_dk",),
+        ),
+        Claim(
+            id="RC-5",
+            statement="In a short training run, the collapsing architecture trains worse than the same "
+            "network with depth-scaled residuals.",
+            paper_value="rank collapse at init hinders training; scaled residuals train (" + QUAL + ")",
+            paper_source=SOURCE + ", Sec. 1 (Fig. 1) and Sec. 4",
+            statistic=f"per seed: mean held-out cross-entropy over the evaluations of {tc['steps']} steps "
+            f"({tc['optimizer']}, lr {tc['lr']}), alpha=1 minus alpha=1/sqrt(L), "
+            f"L={train['1'].depth}, same initial weights and data; task: sequence reversal" + train_where,
+            rule=f"CI > 0; no evidence when neither arm reaches {bar:.2f} held-out accuracy in any seed",
+            measure=rc5,
+            source=VANISH,
+            uses=("training",),
+            figures=("training_loss",),
+            drawn=(("training_loss", "y"),),
+            falsifier=no_collapse_yet,
+        ),
     ]
 
 

@@ -22,15 +22,21 @@ SOURCE = "arXiv 2306.17759 (NeurIPS 2023)"
 WHERE = "Noci, Li, Li et al., NeurIPS 2023 (arXiv 2306.17759), abstract"
 QUAL = "qualitative; the paper's numbers were not verified offline"
 INDEXED = Source(
-    "We show that at initialization the limiting distribution can be described by a stochastic "
-    "differential equation (SDE) indexed by the depth-to-width ratio.", WHERE)
+    quote="We show that at initialization the limiting distribution can be described by a stochastic "
+    "differential equation (SDE) indexed by the depth-to-width ratio.",
+    where=WHERE,
+)
 STABLE = Source(
-    "The existence of a stable SDE implies that the covariance structure is well-behaved, even for very "
-    "large depth and width, thus preventing the notorious issues of rank degeneracy in deep attention "
-    "models.", WHERE)
+    quote="The existence of a stable SDE implies that the covariance structure is well-behaved, even for "
+    "very large depth and width, thus preventing the notorious issues of rank degeneracy in deep attention "
+    "models.",
+    where=WHERE,
+)
 SIMULATED = Source(
-    "Finally, we show, through simulations, that the SDE provides a surprisingly good description of the "
-    "corresponding finite-size model.", WHERE)
+    quote="Finally, we show, through simulations, that the SDE provides a surprisingly good description of "
+    "the corresponding finite-size model.",
+    where=WHERE,
+)
 SDE_NOT_SOURCED = ("the SDE's drift and diffusion are in the paper's body, not in its abstract, and could "
                    "not be found offline (searched 2026-11-26: the stored copies of the paper give its "
                    "abstract only); simulating an SDE with invented coefficients would test nothing")
@@ -46,10 +52,11 @@ def _sde_not_built(results: dict) -> list:
 # ST-4's falsifier, declared with the claim: never read while ST-4 is not measurable (at every scale
 # offline), so it names the setting and needs no runs beyond the softmax networks ST-3 trains.
 SDE_FALSIFIER = Falsifier(
-    "softmax attention instead of shaped (the networks ST-3 trains), against the same SDE",
-    "the sentence's SDE describes shaped attention; softmax attention with the same residual mixing "
+    setting="softmax attention instead of shaped (the networks ST-3 trains), against the same SDE",
+    why="the sentence's SDE describes shaped attention; softmax attention with the same residual mixing "
     "degenerates toward rank collapse (the abstract's contrast), so the SDE should describe it badly",
-    _sde_not_built)
+    measure=_sde_not_built,
+)
 
 SHAPED_STARTS_AT_IDENTITY = (
     "holds by construction: at tau = tau0 sqrt(n d_k) = tau0 n the shaped attention is the identity plus "
@@ -283,11 +290,12 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
 
     mixed = mixed_ratios(widths, ratios)
     other_ratios = Falsifier(
-        f"widths at different d/n: the smallest at {hi:g}, the largest at {lo:g}",
-        "the paper's limit is indexed by the depth-to-width ratio (abstract), so networks at different "
+        setting=f"widths at different d/n: the smallest at {hi:g}, the largest at {lo:g}",
+        why="the paper's limit is indexed by the depth-to-width ratio (abstract), so networks at different "
         "ratios differ by the ratio's effect; the margins are half of the change from d/n = "
         f"{lo:g} to {hi:g} (MARGIN_RULE), so a difference across those ratios should exceed them",
-        lambda r: equal(r, *mixed))
+        measure=lambda r: equal(r, *mixed),
+    )
 
     def st2(r: dict) -> list[Part]:
         t = per_seed(r["samples"])
@@ -305,47 +313,80 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
                      {s: soft_hi[s] - soft_lo[s] for s in soft_hi}, 0.0)]
 
     return [
-        Claim("ST-1", "At initialization, shaped-attention networks with the same depth-to-width ratio "
-              "have the same distribution of the output tokens' correlation, whatever their width.",
-              "the limit is indexed by d/n alone (" + QUAL + ")", SOURCE + ", abstract",
-              f"per seed, shaped attention at d/n = {eq:g} (depths {[round(eq * w) for w in widths]} at "
-              f"widths {widths}): the largest width's minus the smallest width's mean, and standard "
-              "deviation, of the output correlation over networks and inputs" + setting,
-              "each difference's CI inside (-margin, +margin), as two one-sided tests (ST-1's margins: "
-              "config/pilots/shaped_transformer.<scale>.json)",
-              st1, source=INDEXED, uses=("widths", "ratios", "equivalence_ratio"),
-              reading="a limit indexed by d/n says finite networks at one ratio agree up to finite-size "
-              "corrections; how close is 'the same' is the pilot's margin",
-              caveat=f"an equivalence between the extreme widths {widths[0]} and {widths[-1]}, not the "
-              "infinite limit. The statistic was changed after the smoke results had been seen (it was the "
-              "range over the widths, which grows with the noise, so that it could not pass at the smoke "
-              "scale's noise even under exact equality); the margins are unchanged",
-              figures=("correlation_by_ratio",), falsifier=other_ratios,
-              drawn=(("correlation_by_ratio", "x"), ("correlation_by_ratio", "y"))),
-        Claim("ST-2", "The depth-to-width ratio sets the distribution: at a larger ratio the output "
-              "correlation is more spread out.",
-              "a distribution indexed by d/n (" + QUAL + ")", SOURCE + ", abstract",
-              f"per seed, shaped attention at width {big}: the standard deviation of the output correlation "
-              f"over networks and inputs at d/n = {hi:g} minus at {lo:g}" + setting,
-              "CI > 0", st2, source=INDEXED, kind="hypothesis",
-              reading="the direction: the abstract says the distribution depends on the ratio; that its "
-              "spread grows with the ratio is our reading (a diffusion started at the inputs' exact "
-              "correlation, a point, spreads as it runs)",
-              uses=("widths", "ratios"), figures=("correlation_by_ratio",)),
-        Claim("ST-3", "With shaped attention the tokens' correlation stays away from rank collapse at depth, "
-              "while the standard softmax attention with the same residual mixing degenerates.",
-              "the covariance stays well-behaved; no rank degeneracy (" + QUAL + ")", SOURCE + ", abstract",
-              f"per seed at width {n_sm} (same weights and inputs per network): mean output correlation at "
-              f"d/n = {hi:g} (depth {round(hi * n_sm)}), softmax minus shaped; and softmax's at d/n = {hi:g} "
-              f"minus at {lo:g}" + setting,
-              "both CIs > 0", st3, source=STABLE, uses=("softmax_width", "ratios"),
-              figures=("correlation_vs_depth",), check=SHAPED_STARTS_AT_IDENTITY),
-        Claim("ST-4", "The SDE describes the finite-size networks' correlation well.",
-              "a surprisingly good description (" + QUAL + ")", SOURCE + ", abstract",
-              "the distance between the finite networks' correlation distribution and an Euler-Maruyama "
-              "simulation of the SDE", "not measurable offline", lambda r: [], source=SIMULATED,
-              not_measurable=lambda cfg: "at any scale offline: " + SDE_NOT_SOURCED,
-              figures=("correlation_by_ratio",), falsifier=SDE_FALSIFIER),
+        Claim(
+            id="ST-1",
+            statement="At initialization, shaped-attention networks with the same depth-to-width ratio "
+            "have the same distribution of the output tokens' correlation, whatever their width.",
+            paper_value="the limit is indexed by d/n alone (" + QUAL + ")",
+            paper_source=SOURCE + ", abstract",
+            statistic=f"per seed, shaped attention at d/n = {eq:g} (depths "
+            f"{[round(eq * w) for w in widths]} at "
+            f"widths {widths}): the largest width's minus the smallest width's mean, and standard "
+            "deviation, of the output correlation over networks and inputs" + setting,
+            rule="each difference's CI inside (-margin, +margin), as two one-sided tests (ST-1's margins: "
+            "config/pilots/shaped_transformer.<scale>.json)",
+            measure=st1,
+            source=INDEXED,
+            uses=("widths", "ratios", "equivalence_ratio"),
+            reading="a limit indexed by d/n says finite networks at one ratio agree up to finite-size "
+            "corrections; how close is 'the same' is the pilot's margin",
+            caveat=f"an equivalence between the extreme widths {widths[0]} and {widths[-1]}, not the "
+            "infinite limit. The statistic was changed after the smoke results had been seen (it was the "
+            "range over the widths, which grows with the noise, so that it could not pass at the smoke "
+            "scale's noise even under exact equality); the margins are unchanged",
+            figures=("correlation_by_ratio",),
+            falsifier=other_ratios,
+            drawn=(("correlation_by_ratio", "x"), ("correlation_by_ratio", "y")),
+        ),
+        Claim(
+            id="ST-2",
+            statement="The depth-to-width ratio sets the distribution: at a larger ratio the output "
+            "correlation is more spread out.",
+            paper_value="a distribution indexed by d/n (" + QUAL + ")",
+            paper_source=SOURCE + ", abstract",
+            statistic=f"per seed, shaped attention at width {big}: the standard deviation of the output "
+            f"correlation over networks and inputs at d/n = {hi:g} minus at {lo:g}" + setting,
+            rule="CI > 0",
+            measure=st2,
+            source=INDEXED,
+            kind="hypothesis",
+            reading="the direction: the abstract says the distribution depends on the ratio; that its "
+            "spread grows with the ratio is our reading (a diffusion started at the inputs' exact "
+            "correlation, a point, spreads as it runs)",
+            uses=("widths", "ratios"),
+            figures=("correlation_by_ratio",),
+        ),
+        Claim(
+            id="ST-3",
+            statement="With shaped attention the tokens' correlation stays away from rank collapse at depth, "
+            "while the standard softmax attention with the same residual mixing degenerates.",
+            paper_value="the covariance stays well-behaved; no rank degeneracy (" + QUAL + ")",
+            paper_source=SOURCE + ", abstract",
+            statistic=f"per seed at width {n_sm} (same weights and inputs per network): mean output "
+            f"correlation at "
+            f"d/n = {hi:g} (depth {round(hi * n_sm)}), softmax minus shaped; and softmax's at d/n = {hi:g} "
+            f"minus at {lo:g}" + setting,
+            rule="both CIs > 0",
+            measure=st3,
+            source=STABLE,
+            uses=("softmax_width", "ratios"),
+            figures=("correlation_vs_depth",),
+            check=SHAPED_STARTS_AT_IDENTITY,
+        ),
+        Claim(
+            id="ST-4",
+            statement="The SDE describes the finite-size networks' correlation well.",
+            paper_value="a surprisingly good description (" + QUAL + ")",
+            paper_source=SOURCE + ", abstract",
+            statistic="the distance between the finite networks' correlation distribution and an "
+            "Euler-Maruyama simulation of the SDE",
+            rule="not measurable offline",
+            measure=lambda r: [],
+            source=SIMULATED,
+            not_measurable=lambda cfg: "at any scale offline: " + SDE_NOT_SOURCED,
+            figures=("correlation_by_ratio",),
+            falsifier=SDE_FALSIFIER,
+        ),
     ]
 
 

@@ -24,15 +24,21 @@ SOURCE = "arXiv 2402.17457 (NeurIPS 2024)"
 WHERE = "Noci, Meterez, Hofmann, Orvieto, NeurIPS 2024 (arXiv 2402.17457), abstract"
 QUAL = "qualitative; the paper's numbers were not verified offline"
 CONSISTENT = Source(
-    "In this work, we study the landscape through the lens of the loss Hessian, with a focus on its "
+    quote="In this work, we study the landscape through the lens of the loss Hessian, with a focus on its "
     "largest eigenvalue (i.e. the sharpness), and find that certain spectral properties under $μ$P are "
-    "largely independent of the size of the network, and remain consistent as training progresses.", WHERE)
+    "largely independent of the size of the network, and remain consistent as training progresses.",
+    where=WHERE,
+)
 DIFFERENT = Source(
-    "On the other hand, we show that in the Neural Tangent Kernel (NTK) and other scaling regimes, the "
-    "sharpness exhibits very different dynamics at different scales.", WHERE)
+    quote="On the other hand, we show that in the Neural Tangent Kernel (NTK) and other scaling regimes, the "
+    "sharpness exhibits very different dynamics at different scales.",
+    where=WHERE,
+)
 CAUSE = Source(
-    "Through a connection between the Hessian's and the NTK's spectrum, we argue that the cause lies in the "
-    "presence (for $μ$P) or progressive absence (for the NTK scaling) of feature learning.", WHERE)
+    quote="Through a connection between the Hessian's and the NTK's spectrum, we argue that the cause lies "
+    "in the presence (for $μ$P) or progressive absence (for the NTK scaling) of feature learning.",
+    where=WHERE,
+)
 
 # The equivalence margins (config key `margins`), from a pilot on seeds 100-104 by this rule, stated
 # 2026-11-26 before the pilot ran (`python -m replikit.plan.pilot super_consistency`).
@@ -292,53 +298,78 @@ def claims(runs: dict[str, list[Train]], cfg: dict) -> list[Claim]:
                      "(gamma^2 lambda_max), our reading of how the paper compares widths whose SGD rates "
                      "differ")
     return [
-        Claim("SC-1", "Under muP the sharpness is largely independent of the width, along training.",
-              "consistent across sizes along training (" + QUAL + ")", SOURCE + ", abstract",
-              "per seed, muP: at each measured step after step 0, the largest minus the smallest log10 "
-              "sharpness over the widths; averaged over those steps" + setting,
-              "CI below the margin (config/pilots/super_consistency.<scale>.json)", sc1, source=CONSISTENT,
-              reading=sharp_reading, uses=("widths", "base_width", "eta0", "steps"),
-              drawn=(("sharpness_spread", "y"),),
-              caveat=f"{len(widths)} widths, from {widths[0]} to {widest}; a spread over widths grows with "
-              "SGD's noise, so this test errs towards 'inconclusive'",
-              figures=("sharpness_trajectories", "sharpness_spread"),
-              falsifier=Falsifier(
-                  "NTK instead of muP",
-                  "the paper contrasts muP with the NTK scaling, where 'the sharpness exhibits very "
-                  "different dynamics at different scales', so the NTK widths' spread should exceed the "
-                  "margin (half the NTK pilot's spread)", lambda r: sc1_parts(r, "ntk"))),
-        Claim("SC-2", "Under the NTK scaling the sharpness's dynamics differ across widths more than under "
-              "muP.",
-              "very different dynamics at different scales (" + QUAL + ")", SOURCE + ", abstract",
-              "per seed: the widths' log10 sharpness spread averaged along training (SC-1's statistic), NTK "
-              "minus muP (same initial weights and batches per width)" + setting,
-              "CI > 0", sc2, source=DIFFERENT, uses=("widths", "base_width", "eta0", "steps"),
-              reading="'very different dynamics at different scales' is read as a larger spread of the "
-              "widths' sharpness along training than muP's; only its sign is tested: no margin for 'very' "
-              "was fixed before the runs",
-              figures=("sharpness_trajectories", "sharpness_spread"),
-              falsifier=Falsifier(
-                  "at initialization (step 0) instead of along training",
-                  "the paper's difference is in the dynamics, caused by the 'progressive absence' of feature "
-                  "learning under NTK, which has not begun before the first step",
-                  lambda r: sc2_parts(r, at_start=True))),
-        Claim("SC-3", "Feature learning stays under muP and fades with width under the NTK scaling.",
-              "presence (muP) or progressive absence (NTK) of feature learning (" + QUAL + ")",
-              SOURCE + ", abstract",
-              f"per seed: log10 of the last hidden layer's relative feature movement after {cfg['steps']} "
-              f"steps at width {widest} minus at the base width {base}; NTK below 0, muP within "
-              f"+-{margins['features']:g} decades" + setting,
-              "NTK's CI < 0, and muP's CI within the margin on both sides", sc3, source=CAUSE,
-              reading="the premise of the paper's argument, measured as the features' movement from "
-              "initialization; that this causes the sharpness's behaviour is the paper's argument and is not "
-              "tested here",
-              uses=("widths", "base_width", "eta0", "steps"), figures=("feature_movement",),
-              drawn=(("feature_movement", "y"),),
-              falsifier=Falsifier(
-                  "muP and NTK swapped",
-                  "the paper names the 'presence (for muP) or progressive absence (for the NTK scaling) of "
-                  "feature learning', so muP's movement should not fall with width (the fading rule) and "
-                  "NTK's should leave the margin", lambda r: sc3_parts(r, "mup", "ntk"))),
+        Claim(
+            id="SC-1",
+            statement="Under muP the sharpness is largely independent of the width, along training.",
+            paper_value="consistent across sizes along training (" + QUAL + ")",
+            paper_source=SOURCE + ", abstract",
+            statistic="per seed, muP: at each measured step after step 0, the largest minus the smallest "
+            "log10 sharpness over the widths; averaged over those steps" + setting,
+            rule="CI below the margin (config/pilots/super_consistency.<scale>.json)",
+            measure=sc1,
+            source=CONSISTENT,
+            reading=sharp_reading,
+            uses=("widths", "base_width", "eta0", "steps"),
+            drawn=(("sharpness_spread", "y"),),
+            caveat=f"{len(widths)} widths, from {widths[0]} to {widest}; a spread over widths grows with "
+            "SGD's noise, so this test errs towards 'inconclusive'",
+            figures=("sharpness_trajectories", "sharpness_spread"),
+            falsifier=Falsifier(
+                setting="NTK instead of muP",
+                why="the paper contrasts muP with the NTK scaling, where 'the sharpness exhibits very "
+                "different dynamics at different scales', so the NTK widths' spread should exceed the "
+                "margin (half the NTK pilot's spread)",
+                measure=lambda r: sc1_parts(r, "ntk"),
+            ),
+        ),
+        Claim(
+            id="SC-2",
+            statement="Under the NTK scaling the sharpness's dynamics differ across widths more than under "
+            "muP.",
+            paper_value="very different dynamics at different scales (" + QUAL + ")",
+            paper_source=SOURCE + ", abstract",
+            statistic="per seed: the widths' log10 sharpness spread averaged along training (SC-1's "
+            "statistic), NTK minus muP (same initial weights and batches per width)" + setting,
+            rule="CI > 0",
+            measure=sc2,
+            source=DIFFERENT,
+            uses=("widths", "base_width", "eta0", "steps"),
+            reading="'very different dynamics at different scales' is read as a larger spread of the "
+            "widths' sharpness along training than muP's; only its sign is tested: no margin for 'very' "
+            "was fixed before the runs",
+            figures=("sharpness_trajectories", "sharpness_spread"),
+            falsifier=Falsifier(
+                setting="at initialization (step 0) instead of along training",
+                why="the paper's difference is in the dynamics, caused by the 'progressive absence' of "
+                "feature learning under NTK, which has not begun before the first step",
+                measure=lambda r: sc2_parts(r, at_start=True),
+            ),
+        ),
+        Claim(
+            id="SC-3",
+            statement="Feature learning stays under muP and fades with width under the NTK scaling.",
+            paper_value="presence (muP) or progressive absence (NTK) of feature learning (" + QUAL + ")",
+            paper_source=SOURCE + ", abstract",
+            statistic="per seed: log10 of the last hidden layer's relative feature movement after "
+            f"{cfg['steps']} steps at width {widest} minus at the base width {base}; NTK below 0, muP within "
+            f"+-{margins['features']:g} decades" + setting,
+            rule="NTK's CI < 0, and muP's CI within the margin on both sides",
+            measure=sc3,
+            source=CAUSE,
+            reading="the premise of the paper's argument, measured as the features' movement from "
+            "initialization; that this causes the sharpness's behaviour is the paper's argument and is not "
+            "tested here",
+            uses=("widths", "base_width", "eta0", "steps"),
+            figures=("feature_movement",),
+            drawn=(("feature_movement", "y"),),
+            falsifier=Falsifier(
+                setting="muP and NTK swapped",
+                why="the paper names the 'presence (for muP) or progressive absence (for the NTK scaling) of "
+                "feature learning', so muP's movement should not fall with width (the fading rule) and "
+                "NTK's should leave the margin",
+                measure=lambda r: sc3_parts(r, "mup", "ntk"),
+            ),
+        ),
     ]
 
 

@@ -85,6 +85,15 @@ def made_by_line(snapshot: dict, republish: str) -> str:
             f"modules has changed since{names}; republish: `{republish}`.")
 
 
+def partial_line(snapshot: dict) -> str:
+    """" Partial: ..." for a scorecard snapshot of a run that has not finished every paper; "" else."""
+    missing = snapshot.get("missing_papers") or []
+    if not missing:
+        return ""
+    return (f" **Partial:** the run has not finished; {len(snapshot['papers'])} papers are in it, "
+            f"{len(missing)} not yet ({', '.join(missing)}).")
+
+
 # ---------------------------------------------------------------- blocks
 
 
@@ -123,7 +132,7 @@ def block_verdict_summary(snaps: dict) -> str:
         total = sum(sum(c.values()) for c in by_kind.values())
         parts = "; ".join(f"{KIND_WORDS[k]}: {_say(by_kind[k])}" for k in KIND_WORDS if by_kind[k])
         lines.append(f"- **{scale.capitalize()}**, {total} claims: {parts}. "
-                     + made_by_line(snap, snap["made_by"]["how"]))
+                     + made_by_line(snap, snap["made_by"]["how"]) + partial_line(snap))
     published = {s for s, _ in _scorecards(snaps)}
     for scale in ("smoke", "default"):
         if scale not in published:
@@ -154,7 +163,7 @@ def block_scorecard_table(snaps: dict, scale: str) -> str:
     if snap is None:
         return (f"No published {scale} scorecard yet: `python -m replikit.tools.publish scorecard "
                 f"{scale} TREE` after a finished run, then `python -m replikit.reporting.docs`.")
-    lines = [made_by_line(snap, snap["made_by"]["how"]), "",
+    lines = [made_by_line(snap, snap["made_by"]["how"]) + partial_line(snap), "",
              "| claim | kind | verdict | ours: mean per part |", "|---|---|---|---|"]
     for claims in snap["papers"].values():
         for cid, row in claims.items():
@@ -256,7 +265,7 @@ def block_runtimes(snaps: dict) -> str:
         elif rt:
             lines.append(f"- **{scale}**: not yet timed end to end; its {rt['jobs']:,} jobs took "
                          f"{rt['job_s'] / 3600:,.2f} job-hours. "
-                         + made_by_line(snap, snap["made_by"]["how"]))
+                         + made_by_line(snap, snap["made_by"]["how"]) + partial_line(snap))
         else:
             lines.append(f"- **{scale}**: not yet timed end to end in a published run.")
     return "\n".join(lines)

@@ -32,7 +32,8 @@ REFERENCE = REPOSITORY / "tests" / "reference" / "smoke_scorecard.json"
 def _write(path: Path, snapshot: dict) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(snapshot, indent=1) + "\n")  # insertion order: parts as the scorecard has them
-    print(f"wrote {path.relative_to(REPOSITORY)}: run python -m replikit.reporting.docs, commit both")
+    shown = path.relative_to(REPOSITORY) if path.is_relative_to(REPOSITORY) else path
+    print(f"wrote {shown}: run python -m replikit.reporting.docs, commit both")
 
 
 def _git(*args: str) -> str:
@@ -236,14 +237,21 @@ def runs_commit(tree: Path) -> str | None:
 
 def publish_scorecard(scale: str, tree: Path, log: Path | list[Path] | None = None, out: Path = PUBLISHED,
                       pauses: Path | None = None) -> dict:
-    """A scale's snapshot from a finished run's tree: every scorecard (results/*/claims.json), the
-    code that computed its runs (the scorecards' provenance), and what the run took (its benchmark
-    files; wall time from its Snakemake log when given)."""
+    """A scale's snapshot from a run's tree: every scorecard (results/*/claims.json), the code that
+    computed its runs (the scorecards' provenance), and what the run took (its benchmark files; wall
+    time from its Snakemake log when given). A run that has not finished every paper gives a partial
+    snapshot: it names the papers still missing, and it has no wall time (refused with `log`)."""
+    from replikit.papers import paper_names
     from replikit.scoring.scorecard_reference import summarize
 
     cards = [json.loads(p.read_text()) for p in sorted((tree / "results").glob("*/claims.json"))]
     if not cards:
         raise SystemExit(f"no results/*/claims.json under {tree}")
+    missing = sorted(set(paper_names()) - {c["paper"] for c in cards})
+    if missing and log:
+        raise SystemExit(f"{tree}: {len(missing)} papers have no results/<paper>/claims.json yet "
+                         f"({', '.join(missing)}), so the run has no end-to-end wall time; fix: publish it "
+                         "without --log (a partial snapshot), or let the run finish")
     code, commits, dirty = {}, set(), False
     for card in cards:
         prov = card.get("provenance") or {}
@@ -259,6 +267,8 @@ def publish_scorecard(scale: str, tree: Path, log: Path | list[Path] | None = No
             "made_by": {"commit": commit, "dirty": dirty, "code": code,
                         "how": f"python -m replikit.tools.publish scorecard {scale} TREE"},
             "papers": _claims(summarize(cards)["papers"], claim_kinds(scale)), "runtime": runtime}
+    if missing:
+        snap["missing_papers"] = missing
     _write(out / f"scorecard-{scale}.json", snap)
     return snap
 
