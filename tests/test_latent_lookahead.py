@@ -123,6 +123,12 @@ def test_singles_task_answers_the_same_puzzles_in_naked_single_order():
     assert not pl.verify_singles(prompt, wrong)
     with pytest.raises(ValueError, match="naked singles stall"):
         pl.singles_order([[0] * 4 for _ in range(4)])
+    assert pl.verify_singles(prompt, pairs + [pl.PAD] * 3)  # right padding without <eos>
+    assert not pl.verify_singles(prompt, pairs[:2] + [pl.PAD] + pairs[2:])  # a PAD between pairs
+    puzzle = pl.parse_grid(prompt[:-1], 4)
+    other = [[(v % 4) + 1 for v in row] for row in pl.parse_grid(rows[0][1], 4)]  # not its solution
+    with pytest.raises(ValueError, match="otherwise than its solution"):
+        pl.singles_example(puzzle, other)
     # the task reads sudoku4's settings: one data and one training block for both
     assert ll.training_config(CFG, "sudoku4_singles")["data"] == CFG["data"]["sudoku4"]
 

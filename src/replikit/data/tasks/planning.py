@@ -143,8 +143,16 @@ def singles_order(puzzle: list[list[int]]) -> list[tuple[int, int]]:
 
 
 def singles_example(puzzle: list[list[int]], solution: list[list[int]]) -> tuple[list[int], list[int]]:
-    """The puzzle's prompt, answered as (cell, digit) pairs in naked-single order, then `<eos>`."""
-    answer = [t for cell, d in singles_order(puzzle) for t in (node(cell), digit(d))]
+    """The puzzle's prompt, answered as (cell, digit) pairs in naked-single order, then `<eos>`;
+    ValueError when the filling is not `solution` (a puzzle with another solution)."""
+    order = singles_order(puzzle)
+    size = len(puzzle)
+    filled = [list(row) for row in puzzle]
+    for cell, d in order:
+        filled[cell // size][cell % size] = d
+    if filled != [list(row) for row in solution]:
+        raise ValueError(f"naked singles fill the puzzle {puzzle} otherwise than its solution {solution}")
+    answer = [t for cell, d in order for t in (node(cell), digit(d))]
     return grid_tokens(puzzle) + [SEP], answer + [EOS]
 
 
@@ -152,7 +160,9 @@ def verify_singles(prompt: list[int], answer: list[int], size: int = 4) -> bool:
     """True when `answer`'s (cell, digit) pairs, up to `<eos>`, fill each empty cell of the puzzle once
     and solve it (in any order)."""
     puzzle = parse_grid([t for t in prompt if t not in (PAD, SEP)], size)
-    body = answer[:answer.index(EOS)] if EOS in answer else [t for t in answer if t != PAD]
+    body = list(answer[:answer.index(EOS)] if EOS in answer else answer)
+    while body and body[-1] == PAD:  # right padding only: a PAD between pairs is a wrong answer
+        body.pop()
     if puzzle is None or len(body) % 2:
         return False
     grid = [list(row) for row in puzzle]
