@@ -83,6 +83,22 @@ def test_the_smoke_snapshot_holds_the_ci_reference():
             for p, claims in snap.items()} == ref
 
 
+def test_rows_that_read_otherwise_on_another_cpu_are_named_wherever_the_smoke_verdicts_are():
+    """The smoke reference's machine variants reach the snapshot and both generated places: every
+    variant row is named in the verdicts table's block, and the README's summary counts them."""
+    ref = json.loads((ROOT / "tests/reference/smoke_scorecard.json").read_text())
+    snaps = docs.load_snapshots()
+    variants = snaps["scorecard-smoke"].get("machine_variants") or {}
+    assert set(variants) == set(ref.get("machine_variants") or {})
+    table = docs.block_scorecard_table(snaps, "smoke")
+    rows = [(name, cid, row) for name, v in variants.items() for claims in v["papers"].values()
+            for cid, row in claims.items()]
+    for name, cid, row in rows:
+        assert f"On {name} " in table and f"{cid} {row['verdict']} (" in table, cid
+    summary = docs.block_verdict_summary(snaps)
+    assert (f"On another CPU type {len(rows)} rows read otherwise" in summary) == bool(rows)
+
+
 # ---------------------------------------------------------------- hand-typed numbers
 
 CLAIM = re.compile(r"\b[A-Z]{2,3}-\d+\b")

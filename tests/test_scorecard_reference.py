@@ -1,6 +1,9 @@
 """The verdict-drift guard: a changed smoke verdict or a moved number fails, with a readable diff."""
 
 import copy
+import json
+
+import pytest
 
 from replikit.core.io import write_json
 from replikit.scoring.scorecard_reference import compare, main, summarize
@@ -64,3 +67,37 @@ def test_the_reference_names_the_commit_that_judged_its_claims_and_compares_with
     assert summarize([card("abc", []), {**card("def", []), "paper": "q"}])["claims_by"]["commit"] == \
         "several: abc, def"
     assert "claims_by" not in summarize([_card()]) and compare(one, summarize([_card()])) == []
+
+
+def test_a_machine_variant_is_recorded_apart_and_passes_only_the_rows_it_holds(tmp_path, monkeypatch, capsys):
+    """A CPU type whose rows differ (BLAS kernels near a margin) is kept as a variant: the reference's
+    own rows stay, the machine's differing claims are recorded beside them, and a run matching either
+    passes, while a third result still fails."""
+    import replikit.scoring.scorecard_reference as sr
+
+    write_json(tmp_path / "ref.json", summarize([_card()]))
+    other = copy.deepcopy(_card())
+    other["claims"][1]["verdict"] = other["claims"][1]["parts"][0]["verdict"] = "inconclusive"
+    write_json(tmp_path / "claims.json", other)
+    monkeypatch.setattr(sr, "machine", lambda: "CPU B, AVX2")
+    refarg = ["--reference", str(tmp_path / "ref.json")]
+    assert main(["write", "--machine", str(tmp_path / "claims.json"), *refarg]) == 0
+    ref = json.loads((tmp_path / "ref.json").read_text())
+    assert ref["papers"] == summarize([_card()])["papers"]  # the reference's own rows are unchanged
+    assert list(ref["machine_variants"]["CPU B, AVX2"]["papers"]["p"]) == ["P-2"]  # only what differs
+    assert compare(ref, summarize([_card()])) == [] and compare(ref, summarize([other])) == []
+    third = copy.deepcopy(other)
+    third["claims"][1]["parts"][0]["mean"] = 0.5  # neither machine's row
+    assert compare(ref, summarize([third])) == [  # judged against the reference's own row
+        "p P-2: verdict 'replicated' -> 'inconclusive'",
+        "p P-2 [acc]: verdict 'replicated' -> 'inconclusive'",
+        "p P-2 [acc]: mean 0.9 -> 0.5 (tolerance 0.02 + 0.05 x |reference|)"]
+    # a variant cannot add a claim, and a new reference drops the variants, saying so
+    extra = {**_card(), "paper": "q"}
+    write_json(tmp_path / "extra.json", extra)
+    with pytest.raises(SystemExit, match="not in the reference: q P-1, q P-2"):
+        main(["write", "--machine", str(tmp_path / "extra.json"), *refarg])
+    assert main(["write", str(tmp_path / "claims.json"), *refarg]) == 0
+    assert "dropped the variants of CPU B, AVX2" in capsys.readouterr().out
+    ref = json.loads((tmp_path / "ref.json").read_text())
+    assert "machine_variants" not in ref and ref["machine"] == "CPU B, AVX2"

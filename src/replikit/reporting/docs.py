@@ -94,6 +94,29 @@ def partial_line(snapshot: dict) -> str:
             f"{len(missing)} not yet ({', '.join(missing)}).")
 
 
+def machine_lines(snapshot: dict) -> list[str]:
+    """Per CPU type whose rows read otherwise (the smoke reference's machine variants): each such row's
+    verdict there, its falsifier's, and its means; [] when none is recorded."""
+    variants = snapshot.get("machine_variants") or {}
+    lines = []
+    for name, variant in variants.items():
+        rows = []
+        for claims in variant["papers"].values():
+            for cid, row in claims.items():
+                falsifier = row.get("falsifier")
+                rows.append(f"{cid} {row['verdict']} (" + "; ".join(
+                    _fmt_mean(part["mean"]) for part in row["parts"].values())
+                    + (f"; falsifier {falsifier['verdict']}" if falsifier else "") + ")")
+        by = (variant.get("claims_by") or {}).get("commit", "unknown")
+        lines.append(f"On {name} (judged at commit {str(by)[:10]}) {len(rows)} rows read otherwise, "
+                     "each recorded and accepted by the drift guard: " + "; ".join(rows) + ".")
+    if variants:
+        where = snapshot.get("machine") or "an unrecorded machine"
+        lines.insert(0, f"These rows were recorded on {where}. A row near its margin can read otherwise "
+                        "on another CPU type (its own BLAS kernels).")
+    return lines
+
+
 # ---------------------------------------------------------------- blocks
 
 
@@ -131,8 +154,12 @@ def block_verdict_summary(snaps: dict) -> str:
         by_kind = _counts(_all_claims(snap))
         total = sum(sum(c.values()) for c in by_kind.values())
         parts = "; ".join(f"{KIND_WORDS[k]}: {_say(by_kind[k])}" for k in KIND_WORDS if by_kind[k])
+        other = sum(len(claims) for variant in (snap.get("machine_variants") or {}).values()
+                    for claims in variant["papers"].values())
+        varies = (f" On another CPU type {other} rows read otherwise ([verdicts](docs/verdicts.md))."
+                  if other else "")
         lines.append(f"- **{scale.capitalize()}**, {total} claims: {parts}. "
-                     + made_by_line(snap, snap["made_by"]["how"]) + partial_line(snap))
+                     + made_by_line(snap, snap["made_by"]["how"]) + partial_line(snap) + varies)
     published = {s for s, _ in _scorecards(snaps)}
     for scale in ("smoke", "default"):
         if scale not in published:
@@ -163,8 +190,10 @@ def block_scorecard_table(snaps: dict, scale: str) -> str:
     if snap is None:
         return (f"No published {scale} scorecard yet: `python -m replikit.tools.publish scorecard "
                 f"{scale} TREE` after a finished run, then `python -m replikit.reporting.docs`.")
-    lines = [made_by_line(snap, snap["made_by"]["how"]) + partial_line(snap), "",
-             "| claim | kind | verdict | ours: mean per part |", "|---|---|---|---|"]
+    lines = [made_by_line(snap, snap["made_by"]["how"]) + partial_line(snap), ""]
+    if machine_lines(snap):
+        lines += [" ".join(machine_lines(snap)), ""]
+    lines += ["| claim | kind | verdict | ours: mean per part |", "|---|---|---|---|"]
     for claims in snap["papers"].values():
         for cid, row in claims.items():
             verdict = row["verdict"] if row["measured"] else "not measured"

@@ -119,6 +119,11 @@ def publish_reference(out: Path = PUBLISHED, tree: Path | None = None, log: Path
                         "from": str(REFERENCE.relative_to(REPOSITORY))},
             "papers": _claims(ref["papers"], claim_kinds("smoke")),
             "runtime": run_time(tree, log) if tree else None}
+    if ref.get("machine"):
+        snap["machine"] = ref["machine"]
+    if ref.get("machine_variants"):  # rows that read otherwise on another CPU type CI has run on
+        snap["machine_variants"] = {name: {"claims_by": v.get("claims_by"), "papers": _claims(
+            v["papers"], claim_kinds("smoke"))} for name, v in ref["machine_variants"].items()}
     _write(out / f"scorecard-{ref['scale']}.json", snap)
     return snap
 
