@@ -31,7 +31,7 @@ def _claim(own: dict, falsified: dict | None = None, check: str = "") -> Claim:
     (EFFECT, NONE, "replication"),
     (EFFECT, EFFECT, "cannot discriminate"),
     (NONE, EFFECT, "replication"),  # not replicated here: the falsifier does not rescue it
-    (EFFECT, None, "no falsifier"),
+    (EFFECT, None, "falsifier not measured"),
 ])
 def test_a_row_stands_by_its_own_verdict_and_its_falsifiers(own, falsified, want):
     (row,) = evaluate([_claim(own, falsified)], {})
@@ -55,6 +55,21 @@ def test_a_falsifier_is_inconclusive_at_the_preflight_and_unmeasured_with_its_cl
     unmeasurable = dataclasses.replace(claim, not_measurable=lambda cfg: "not run here")
     (row,) = evaluate([unmeasurable], {})
     assert row["falsifier"]["verdict"] == "not measured" and row["standing"] == "replication"
+
+
+def test_a_falsifier_whose_runs_are_not_trained_reads_not_measured_and_the_row_is_not_counted():
+    """A falsifier switched off in a configuration (a ladder's rung) reads "not measured", with the
+    reason, and is never read; a replicated claim then counts apart from the replications."""
+    claim = _claim(EFFECT, NONE)
+    off = dataclasses.replace(claim.falsifier, measure=lambda r: r["missing"],  # raises if it is read
+                              not_measurable=lambda cfg: "" if cfg.get("on") else "not trained here")
+    (row,) = evaluate([dataclasses.replace(claim, falsifier=off)], {}, cfg={})
+    assert row["verdict"] == "replicated" and row["falsifier"]["verdict"] == "not measured"
+    assert row["falsifier"]["note"] == "not measurable in this configuration: not trained here"
+    assert row["standing"] == "falsifier not measured" == row_kind(row)
+    on = dataclasses.replace(off, measure=claim.falsifier.measure)
+    (row,) = evaluate([dataclasses.replace(claim, falsifier=on)], {}, cfg={"on": True})
+    assert row["standing"] == "replication" and "note" not in row["falsifier"]
 
 
 def test_the_reference_guards_the_falsifiers_verdict():

@@ -31,6 +31,27 @@ def test_code_hash_follows_the_module_and_what_it_imports_only(tmp_path):
     assert provenance.code_hash(module, root=root) != before
 
 
+def test_an_import_for_type_hints_only_is_not_code_that_computes_the_run(tmp_path):
+    """A run module's closure leaves out `if TYPE_CHECKING:` imports (never executed): the scorecard's
+    code (papers/interface.py names `Claim` in hints) can change without changing a run's code hash,
+    while an import in the `else` branch, which runs, still counts."""
+    root = _copy_package(tmp_path)
+    for paper in ("rank_collapse", "continual_learning", "induction_heads", "latent_lookahead"):
+        module = f"replikit.papers.{paper}"
+        files = {p.relative_to(root).as_posix() for p in provenance.code_files(module, root)}
+        assert "papers/interface.py" in files and not any(f.startswith("scoring/") for f in files), paper
+    module = "replikit.papers.rank_collapse"
+    before = provenance.code_hash(module, root=root)
+    claims = root / "scoring/claims.py"
+    claims.write_text(claims.read_text() + "\n# an edit to the verdict code\n")
+    assert provenance.code_hash(module, root=root) == before
+    job = root / "papers/rank_collapse.py"
+    job.write_text(job.read_text() + "\nfrom typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    pass\n"
+                   "else:\n    from replikit.scoring import stats  # noqa\n")
+    provenance.code_files.cache_clear()  # its closure is cached per process
+    assert "scoring/stats.py" in {p.relative_to(root).as_posix() for p in provenance.code_files(module, root)}
+
+
 def test_a_result_of_edited_job_code_is_flagged_in_the_report(tmp_path, root):
     """Runs record their code; a job's code is edited; the report names the commit that computed
     them and the rule to rerun, and says nothing for a result of today's code."""

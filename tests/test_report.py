@@ -422,9 +422,10 @@ def test_a_paper_line_names_the_claims_it_does_not_count():
     says it has no replication and names the rows left out, by kind."""
     from replikit.reporting.report import paper_lines
 
-    bare = {"kind": "paper", "verdict": "inconclusive", "parts": [{"label": "a"}], "standing": "no falsifier"}
+    bare = {"kind": "paper", "verdict": "inconclusive", "parts": [{"label": "a"}],
+            "standing": "falsifier not measured"}
     check = {**bare, "standing": "check"}
     paper = {"paper": "p", "scale": "smoke", "claims": [bare, bare, check], "seeds": [0]}
     line = paper_lines([paper])[0]["line"]
     assert line == ("0 replications of the paper's claims at smoke (1 seed): none; not counted: "
-                    "2 without a falsifier yet, 1 check"), line
+                    "2 with their falsifier not measured, 1 check"), line

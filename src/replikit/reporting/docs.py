@@ -143,7 +143,7 @@ def _scorecards(snaps: dict) -> list[tuple[str, dict]]:
 KIND_WORDS = {"paper": "the papers' own findings, each with a falsifier (replications)",
               "cannot discriminate": "the papers' findings whose falsifier reads replicated too (cannot "
                                      "discriminate)",
-              "no falsifier": "the papers' findings without a falsifier yet",
+              "falsifier not measured": "the papers' findings whose falsifier is not measured here",
               "check": "checks (hold by construction)",
               "background": "background", "hypothesis": "hypotheses of ours"}
 
@@ -211,7 +211,7 @@ def block_claim_counts(snaps: dict) -> str:
     snap = snaps["scorecard-smoke"]
     by_kind = collections.Counter(row["kind"] for row in _all_claims(snap).values())
     own = {"paper": "with a falsifier", "cannot discriminate": "that cannot discriminate", "check": "checks",
-           "no falsifier": "without a falsifier yet"}
+           "falsifier not measured": "with their falsifier not measured"}
     split = ", ".join(f"{by_kind[k]} {w}" for k, w in own.items() if by_kind[k])
     return (f"{sum(by_kind.values())} claims: {sum(by_kind[k] for k in own)} state a paper's own finding "
             f"({split}), "

@@ -201,20 +201,25 @@ class Falsifier:
 
     `setting`: what differs from the claim's own setting, e.g. "NTK instead of muP"; `why`: why the
     effect should vanish there, from the paper; `measure`: results -> the parts, one per claim part,
-    read from runs the pipeline already trains wherever the contrast is trained."""
+    read from runs the pipeline already trains wherever the contrast is trained; `not_measurable`:
+    config -> why its runs are not trained in this configuration ("" where they are), as for a
+    claim: its verdict is then "not measured", and the claim does not count as a replication."""
 
     setting: str
     why: str
     measure: Callable[[dict], list[Part]] = field(repr=False)
+    not_measurable: Callable[[dict], str] | None = field(default=None, repr=False)
 
 
 # What a `paper` row counts as (the report and the docs count each apart):
 #   replication          it has a falsifier, which does not also read "replicated";
 #   cannot discriminate  the claim and its falsifier both read "replicated";
 #   check                it holds by construction (Claim.check says why): an implementation check;
-#   no falsifier         not yet given one (tests/test_falsifiers.py lists these, to be emptied);
+#   falsifier not measured  measured, but its falsifier is not (its runs are not trained in this
+#                        configuration, e.g. a ladder's rung; a paper claim with neither a falsifier
+#                        nor a check is refused: tools/paper_check, tests/test_falsifiers.py);
 #   hypothesis           (not a paper claim) our reading beyond the sentence.
-STANDINGS = ("replication", "cannot discriminate", "check", "no falsifier", "hypothesis")
+STANDINGS = ("replication", "cannot discriminate", "check", "falsifier not measured", "hypothesis")
 
 
 @dataclass(frozen=True)
@@ -360,7 +365,7 @@ def evaluate(claims: list[Claim], results: dict, level: float = 0.90, min_seeds:
                 p.verdict = "inconclusive"
             notes.insert(0, "preflight: the papers' settings with budgets cut, to check the pipeline; "
                             "inconclusive by design")
-        falsified = _falsifier_row(claim, results, level, min_seeds, bool(parts), preflight) \
+        falsified = _falsifier_row(claim, results, cfg or {}, level, min_seeds, bool(parts), preflight) \
             if with_falsifiers else None
         row = {k: v for k, v in asdict(claim).items() if k not in ("measure", "not_measurable", "falsifier")}
         row.update(
@@ -378,15 +383,19 @@ def evaluate(claims: list[Claim], results: dict, level: float = 0.90, min_seeds:
     return rows
 
 
-def _falsifier_row(claim: Claim, results: dict, level: float, min_seeds: int, measured: bool,
+def _falsifier_row(claim: Claim, results: dict, cfg: dict, level: float, min_seeds: int, measured: bool,
                    preflight: bool) -> dict | None:
     """The falsifier's setting, its parts judged by the claim's rule and their combined verdict
-    ("not measured" where the claim itself is not measured here; inconclusive at the preflight)."""
+    ("not measured" where the claim itself is not measured here, or the falsifier's own runs are not
+    trained: `note` says why; inconclusive at the preflight)."""
     f = claim.falsifier
     if f is None:
         return None
     row = {"setting": f.setting, "why": f.why, "verdict": "not measured", "parts": []}
-    if not measured:
+    reason = f.not_measurable(cfg) if f.not_measurable else ""
+    if reason:
+        row["note"] = f"not measurable in this configuration: {reason}"
+    if not measured or reason:
         return row
     try:
         parts = [p.decide(level, min_seeds) for p in f.measure(results)]
@@ -403,14 +412,15 @@ def _falsifier_row(claim: Claim, results: dict, level: float, min_seeds: int, me
 def standing(row: dict) -> str:
     """What a judged row counts as (STANDINGS): `hypothesis` for our reading; for a paper claim,
     `check` when it says it holds by construction, `cannot discriminate` when it and its falsifier
-    both read "replicated", `replication` when it has a falsifier, else `no falsifier`."""
+    both read "replicated", `falsifier not measured` when the claim is measured and its falsifier is
+    not (or it has none), else `replication`."""
     if row["kind"] != "paper":
         return "hypothesis"
     if row.get("check"):
         return "check"
     falsifier = row.get("falsifier")
-    if not falsifier:
-        return "no falsifier"
+    if not falsifier or (row["parts"] and falsifier["verdict"] == "not measured"):
+        return "falsifier not measured"
     if row["verdict"] == "replicated" and falsifier["verdict"] == "replicated":
         return "cannot discriminate"
     return "replication"

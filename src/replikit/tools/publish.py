@@ -52,14 +52,15 @@ def code_at(commit: str, modules: list[str]) -> dict[str, str]:
 
 
 def declared_kind(claim) -> str:
-    """`background`, `check`, `no falsifier`, `hypothesis` or `paper` (a paper claim with a falsifier),
-    from a claim's declaration (whether it cannot discriminate depends on its verdicts: `_claims`)."""
+    """`background`, `check`, `falsifier not measured` (none declared), `hypothesis` or `paper` (a
+    paper claim with a falsifier), from a claim's declaration (whether it cannot discriminate
+    depends on its verdicts: `_claims`)."""
     if claim.source and claim.source.background:
         return "background"
     if claim.kind == "paper" and claim.check:
         return "check"
     if claim.kind == "paper" and claim.falsifier is None:
-        return "no falsifier"
+        return "falsifier not measured"
     return claim.kind
 
 
@@ -86,13 +87,18 @@ def paper_modules() -> dict[str, list[str]]:
 
 
 def _kind(row: dict, declared: str) -> str:
-    """A paper claim whose falsifier reads "replicated" as the claim does cannot discriminate."""
-    both = row["verdict"] == "replicated" and (row.get("falsifier") or {}).get("verdict") == "replicated"
+    """A paper claim whose falsifier reads "replicated" as the claim does cannot discriminate; one
+    measured here whose falsifier is not (its runs not trained in this configuration) is counted
+    apart, as replikit.scoring.claims.standing does."""
+    falsifier = (row.get("falsifier") or {}).get("verdict")
+    if declared == "paper" and row["parts"] and falsifier == "not measured":
+        return "falsifier not measured"
+    both = row["verdict"] == "replicated" and falsifier == "replicated"
     return "cannot discriminate" if declared == "paper" and both else declared
 
 
 def _claims(papers: dict, kinds: dict) -> dict:
-    return {p: {cid: {**row, "kind": _kind(row, kinds.get(p, {}).get(cid, "no falsifier")),
+    return {p: {cid: {**row, "kind": _kind(row, kinds.get(p, {}).get(cid, "falsifier not measured")),
                       "measured": bool(row["parts"])} for cid, row in claims.items()}
             for p, claims in papers.items()}
 
