@@ -108,8 +108,8 @@ def machine_lines(snapshot: dict) -> list[str]:
                     _fmt_mean(part["mean"]) for part in row["parts"].values())
                     + (f"; falsifier {falsifier['verdict']}" if falsifier else "") + ")")
         by = (variant.get("claims_by") or {}).get("commit", "unknown")
-        lines.append(f"On {name} (judged at commit {str(by)[:10]}) {len(rows)} rows read otherwise, "
-                     "each recorded and accepted by the drift guard: " + "; ".join(rows) + ".")
+        lines.append(f"On {name}, recorded in the reference at commit {str(by)[:10]}, {len(rows)} rows read "
+                     "otherwise, and the drift guard accepts them: " + "; ".join(rows) + ".")
     if variants:
         where = snapshot.get("machine") or "an unrecorded machine"
         lines.insert(0, f"These rows were recorded on {where}. A row near its margin can read otherwise "
