@@ -389,6 +389,15 @@ def test_claims_follow_the_numbers():
     assert {k for k, r in rows.items() if r["kind"] == "hypothesis"} == {"CPE-3", "CPE-8", "CPE-9"}
     assert rows["CPE-7"]["note"] == ("not measurable at this scale: no run tempers the likelihood only "
                                      "(cold_posterior.prior.tempering)")
+    # CPE-4's falsifier tempers the likelihood only, a run this configuration does not train: it reads
+    # "not measured", says why, and CPE-4, though replicated, is not counted as a replication
+    assert rows["CPE-4"]["falsifier"]["verdict"] == "not measured"
+    assert "cold_posterior.prior.tempering" in rows["CPE-4"]["falsifier"]["note"]
+    assert rows["CPE-4"]["standing"] == "falsifier not measured"
+    plain = _cfg(invariance={"n_augs": [1, 4], "models": ["plain"]})
+    cpe5 = [c for c in an.claims(cp.experiment_runs(plain), plain) if c.id == "CPE-5"]
+    (row,) = evaluate(cpe5, {"results": _results(0.2)}, cfg=plain)
+    assert row["falsifier"]["note"].endswith(an.NO_INVARIANT) and row["standing"] == "falsifier not measured"
     assert rows["CPE-1"]["parts"][0]["paper_value"] == pytest.approx(0.14)
     # T = 1 slightly best on both halves: cold temperatures do not help
     flat = _rows(_results(0.0).assign(heldout_nll=lambda d: 1.0 + 0.001 * d["seed"] - 0.0001 * d["T"],

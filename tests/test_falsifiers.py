@@ -67,6 +67,8 @@ def test_a_falsifier_whose_runs_are_not_trained_reads_not_measured_and_the_row_i
     assert row["verdict"] == "replicated" and row["falsifier"]["verdict"] == "not measured"
     assert row["falsifier"]["note"] == "not measurable in this configuration: not trained here"
     assert row["standing"] == "falsifier not measured" == row_kind(row)
+    assert "not measured (not measurable in this configuration: not trained here) under" in \
+        falsifier_text(row)
     on = dataclasses.replace(off, measure=claim.falsifier.measure)
     (row,) = evaluate([dataclasses.replace(claim, falsifier=on)], {}, cfg={"on": True})
     assert row["standing"] == "replication" and "note" not in row["falsifier"]
@@ -116,3 +118,18 @@ def test_every_paper_claim_names_a_falsifier_or_is_a_check(scale_file):
     for key, c in claims.items():
         if c.falsifier is not None:
             assert c.falsifier.setting.strip() and c.falsifier.why.strip(), key
+
+
+def test_a_falsifier_that_yields_no_value_in_any_seed_tests_nothing():
+    """A falsifier that ran but whose every part has no value (an optimum at the end of its grid in every
+    seed) cannot read "not replicated": it reads inconclusive, and the replicated claim counts apart."""
+    empty = Falsifier(setting="no effect", why="the theory says it vanishes",
+                      measure=lambda r: [Part("x", {}, 0.0, no_evidence="optimum at the grid's end")])
+    (row,) = evaluate([dataclasses.replace(_claim(EFFECT, NONE), falsifier=empty)], {})
+    assert row["verdict"] == "replicated" and row["falsifier"]["verdict"] == "inconclusive"
+    assert row["standing"] == "falsifier not measured"
+    # the published snapshot counts it the same way, from the summarized row
+    from replikit.tools.publish import _kind
+
+    assert _kind(summarize([{"paper": "p", "scale": "smoke", "claims": [row]}])["papers"]["p"]["X-1"],
+                 "paper") == "falsifier not measured"

@@ -418,7 +418,7 @@ def test_a_paper_line_counts_one_claim_and_one_seed_in_the_singular():
 
 
 def test_a_paper_line_names_the_claims_it_does_not_count():
-    """A paper whose claims have no falsifier yet does not read "0 claims of the paper": its line
+    """A paper whose claims have no measured falsifier does not read "0 claims of the paper": its line
     says it has no replication and names the rows left out, by kind."""
     from replikit.reporting.report import paper_lines
 

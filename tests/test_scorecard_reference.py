@@ -101,3 +101,31 @@ def test_a_machine_variant_is_recorded_apart_and_passes_only_the_rows_it_holds(t
     assert "dropped the variants of CPU B, AVX2" in capsys.readouterr().out
     ref = json.loads((tmp_path / "ref.json").read_text())
     assert "machine_variants" not in ref and ref["machine"] == "CPU B, AVX2"
+
+
+def test_a_run_never_mixes_two_machines_rows_and_the_reference_machine_records_no_variant(
+        tmp_path, monkeypatch, capsys):
+    import replikit.scoring.scorecard_reference as sr
+
+    base = _card()
+    ref = {**summarize([base]), "machine": "CPU A"}
+    b, c = copy.deepcopy(base), copy.deepcopy(base)
+    b["claims"][1]["verdict"] = b["claims"][1]["parts"][0]["verdict"] = "inconclusive"  # CPU B: P-2 differs
+    c["claims"][0]["parts"][0]["mean"] = 0.3  # CPU C: P-1 differs
+    ref = sr.with_machine_variant(ref, summarize([b]), "CPU B")
+    ref = sr.with_machine_variant(ref, summarize([c]), "CPU C")
+    assert compare(ref, summarize([b])) == [] and compare(ref, summarize([c])) == []
+    assert sr.accepted_variant(ref, summarize([c])) == "CPU C"
+    assert sr.accepted_variant(ref, summarize([base])) is None
+    both = copy.deepcopy(b)
+    both["claims"][0]["parts"][0]["mean"] = 0.3  # B's P-2 with C's P-1: no machine gave this
+    assert compare(ref, summarize([both])) == [  # judged against the reference's own rows
+        "p P-1 [gap]: mean 0.1 -> 0.3 (tolerance 0.02 + 0.05 x |reference|)",
+        "p P-2: verdict 'replicated' -> 'inconclusive'",
+        "p P-2 [acc]: verdict 'replicated' -> 'inconclusive'"]
+    with pytest.raises(SystemExit, match="a change, not a variant"):
+        sr.with_machine_variant(ref, summarize([b]), "CPU A")
+    write_json(tmp_path / "ref.json", ref)
+    write_json(tmp_path / "claims.json", c)
+    assert main(["check", str(tmp_path / "claims.json"), "--reference", str(tmp_path / "ref.json")]) == 0
+    assert "it matches those of CPU C" in capsys.readouterr().out

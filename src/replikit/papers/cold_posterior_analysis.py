@@ -294,9 +294,16 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
     inv = runs["invariance"]
     heldout = "held-out half"
 
-    def unconfigured(label: str, why: str) -> Part:
-        """A falsifier part whose runs this configuration does not train: no evidence, inconclusive."""
-        return Part(label, {}, 0.0, no_evidence=f"{label}: {why}")
+    def invariant_off(cfg: dict) -> str:
+        """`not_measurable` of the falsifiers that read the D4-invariant model."""
+        return "" if "inv" in cfg["invariance"]["models"] else NO_INVARIANT
+
+    def untempered_pair_off(cfg: dict) -> str:
+        """`not_measurable` of CPE-7's falsifier: un-augmented runs tempering the prior and the
+        likelihood only."""
+        return "" if {"prior", "likelihood"} <= set(tempered_no_aug) else (
+            "no run tempers the prior or the likelihood only without augmentation "
+            "(cold_posterior.prior.tempering, or cold_posterior.augmentation is none)")
 
     def tempering(mode: str) -> RunSpec:
         if mode not in tempered:
@@ -338,8 +345,6 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
     def cpe2_invariant(r: dict) -> list[Part]:
         lo, hi = min(s.n_augs for s in inv), max(s.n_augs for s in inv)
         label = f"D4-invariant model: CPE with K={hi} D4 views minus with K={lo}"
-        if "inv" not in cfg["invariance"]["models"]:
-            return [unconfigured(label, NO_INVARIANT)]
         return aug_gap(r, invariant_k(hi), invariant_k(lo), label)
 
     def cpe3(r: dict) -> list[Part]:
@@ -356,13 +361,6 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
         return [cross_fitted(Part(tempered_label(mode),
                                   cold_gain(r["results"], tempering(mode), "heldout_nll", -1.0), 0.0))]
 
-    def cpe4_likelihood(r: dict) -> list[Part]:
-        """CPE-4's falsifier: no evidence where the configuration trains no likelihood-only run (one it
-        trains but the results lack still raises)."""
-        if "likelihood" not in tempered:
-            return [unconfigured(tempered_label("likelihood"), _tempering_runs("likelihood")(cfg))]
-        return tempered_gain(r, "likelihood")
-
     def cpe4(r: dict) -> list[Part]:
         return tempered_gain(r, "prior")
 
@@ -373,15 +371,13 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
                                   diff(cpe(df, hi), cpe(df, lo)), 0.0))]
 
     def t_opt_drop(r: dict, model: str) -> list[Part]:
-        """log10 T_opt at the smallest K minus at the largest, for `model` (plain or inv; the invariant
-        one, CPE-5's falsifier, gives no evidence where the configuration does not train it)."""
+        """log10 T_opt at the smallest K minus at the largest, for `model` (plain or inv, CPE-5's
+        falsifier)."""
         df = r["results"]
         ks = sorted({s.n_augs for s in inv})
         runs_k = {s.n_augs: s for s in inv if s.model == model}
         lo, hi = ks[0], ks[-1]
         label = f"{model}: log10 T_opt at K={lo} minus at K={hi}"
-        if model == "inv" and model not in cfg["invariance"]["models"]:
-            return [unconfigured(label, NO_INVARIANT)]
         if lo not in runs_k or hi not in runs_k:
             raise KeyError(f"{model} invariance runs at K={lo} and K={hi}")
         return [Part(label, diff(optimal_t(df, runs_k[lo]), optimal_t(df, runs_k[hi])), 0.0)]
@@ -410,10 +406,6 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
     def prior_over_likelihood(r: dict, modes: dict[str, RunSpec], aug: str) -> list[Part]:
         """CPE-7's part: the CPE tempering the prior only minus tempering the likelihood only."""
         label = f"{aug}: CPE tempering the prior only minus tempering the likelihood only"
-        if not {"prior", "likelihood"} <= set(modes):
-            return [unconfigured(label, "no run tempers the prior or the likelihood only without "
-                                 "augmentation (cold_posterior.prior.tempering, or "
-                                 "cold_posterior.augmentation is none)")]
         df = r["results"]
         return [cross_fitted(Part(label, diff(cpe(df, modes["prior"]), cpe(df, modes["likelihood"])), 0.0))]
 
@@ -460,7 +452,7 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
                 why="Bachmann et al.: augmentation sharpens the posterior by the information its views add, "
                 "and views of a group the model is already invariant to add none, so the CPE should not "
                 "grow with them" + INVARIANT_SAME,
-                measure=cpe2_invariant,
+                measure=cpe2_invariant, not_measurable=invariant_off,
             ),
         ),
         Claim(
@@ -500,7 +492,8 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
                 setting="tempering the likelihood only instead of the prior only",
                 why="Noci et al. link the CPE to the prior rather than the likelihood (their own contrast, "
                 "CPE-7), so tempering the likelihood alone should give no cold-temperature gain",
-                measure=cpe4_likelihood,
+                measure=lambda r: tempered_gain(r, "likelihood"),
+                not_measurable=_tempering_runs("likelihood"),
             ),
         ),
         Claim(
@@ -521,7 +514,7 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
                 why="Bachmann et al.: T mimics the effective sample size gained from the views, and D4 views "
                 "give a D4-invariant model no information, so its optimal T should not fall with K "
                 "(their contrast of models of varying invariance)" + INVARIANT_SAME,
-                measure=lambda r: t_opt_drop(r, "inv"),
+                measure=lambda r: t_opt_drop(r, "inv"), not_measurable=invariant_off,
             ),
         ),
         Claim(
@@ -565,6 +558,7 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
                 "without augmentation (CPE-1's falsifier reads the same sweep), so neither tempering "
                 "should give a cold gain there, and their difference should vanish",
                 measure=lambda r: prior_over_likelihood(r, tempered_no_aug, "none"),
+                not_measurable=untempered_pair_off,
             ),
         ),
         Claim(

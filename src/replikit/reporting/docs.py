@@ -94,6 +94,10 @@ def partial_line(snapshot: dict) -> str:
             f"{len(missing)} not yet ({', '.join(missing)}).")
 
 
+def _rows(n: int) -> str:
+    return "1 row reads" if n == 1 else f"{n} rows read"
+
+
 def machine_lines(snapshot: dict) -> list[str]:
     """Per CPU type whose rows read otherwise (the smoke reference's machine variants): each such row's
     verdict there, its falsifier's, and its means; [] when none is recorded."""
@@ -108,8 +112,8 @@ def machine_lines(snapshot: dict) -> list[str]:
                     _fmt_mean(part["mean"]) for part in row["parts"].values())
                     + (f"; falsifier {falsifier['verdict']}" if falsifier else "") + ")")
         by = (variant.get("claims_by") or {}).get("commit", "unknown")
-        lines.append(f"On {name}, recorded in the reference at commit {str(by)[:10]}, {len(rows)} rows read "
-                     "otherwise, and the drift guard accepts them: " + "; ".join(rows) + ".")
+        lines.append(f"On {name} (judged at commit {str(by)[:10]}), {_rows(len(rows))} otherwise, and the "
+                     "drift guard accepts them: " + "; ".join(rows) + ".")
     if variants:
         where = snapshot.get("machine") or "an unrecorded machine"
         lines.insert(0, f"These rows were recorded on {where}. A row near its margin can read otherwise "
@@ -154,10 +158,9 @@ def block_verdict_summary(snaps: dict) -> str:
         by_kind = _counts(_all_claims(snap))
         total = sum(sum(c.values()) for c in by_kind.values())
         parts = "; ".join(f"{KIND_WORDS[k]}: {_say(by_kind[k])}" for k in KIND_WORDS if by_kind[k])
-        other = sum(len(claims) for variant in (snap.get("machine_variants") or {}).values()
-                    for claims in variant["papers"].values())
-        varies = (f" On another CPU type {other} rows read otherwise ([verdicts](docs/verdicts.md))."
-                  if other else "")
+        variants = (snap.get("machine_variants") or {}).items()
+        varies = "".join(f" On {name}, {_rows(sum(len(c) for c in variant['papers'].values()))} otherwise "
+                         "([verdicts](docs/verdicts.md))." for name, variant in variants)
         lines.append(f"- **{scale.capitalize()}**, {total} claims: {parts}. "
                      + made_by_line(snap, snap["made_by"]["how"]) + partial_line(snap) + varies)
     published = {s for s, _ in _scorecards(snaps)}

@@ -201,7 +201,7 @@ class Falsifier:
 
     `setting`: what differs from the claim's own setting, e.g. "NTK instead of muP"; `why`: why the
     effect should vanish there, from the paper; `measure`: results -> the parts, one per claim part,
-    read from runs the pipeline already trains wherever the contrast is trained; `not_measurable`:
+    read from runs the pipeline trains wherever the claim is measured; `not_measurable`:
     config -> why its runs are not trained in this configuration ("" where they are), as for a
     claim: its verdict is then "not measured", and the claim does not count as a replication."""
 
@@ -215,9 +215,10 @@ class Falsifier:
 #   replication          it has a falsifier, which does not also read "replicated";
 #   cannot discriminate  the claim and its falsifier both read "replicated";
 #   check                it holds by construction (Claim.check says why): an implementation check;
-#   falsifier not measured  measured, but its falsifier is not (its runs are not trained in this
-#                        configuration, e.g. a ladder's rung; a paper claim with neither a falsifier
-#                        nor a check is refused: tools/paper_check, tests/test_falsifiers.py);
+#   falsifier not measured  measured, but its falsifier gives no statistic: its runs are not trained
+#                        in this configuration (e.g. a ladder's rung), or no seed gives any of its
+#                        parts a value (a paper claim with neither a falsifier nor a check is refused:
+#                        tools/paper_check, tests/test_falsifiers.py);
 #   hypothesis           (not a paper claim) our reading beyond the sentence.
 STANDINGS = ("replication", "cannot discriminate", "check", "falsifier not measured", "hypothesis")
 
@@ -403,7 +404,9 @@ def _falsifier_row(claim: Claim, results: dict, cfg: dict, level: float, min_see
             p.verdict = "inconclusive"
     except KeyError as e:
         raise MissingResult(f"claim {claim.id}: its falsifier ({f.setting}) reads {e}, missing from the "
-                            "results: every run a falsifier reads must be trained at every scale") from e
+                            "results: every run a falsifier reads must be trained wherever the claim is "
+                            "measured, or the falsifier declares `not_measurable` for configurations "
+                            "that do not train it") from e
     row.update(verdict=combine([p.verdict for p in parts]) if parts else "inconclusive",
                parts=[_json_ready({**asdict(p), "evidence": p.evidence()}) for p in parts])
     return row
@@ -412,27 +415,42 @@ def _falsifier_row(claim: Claim, results: dict, cfg: dict, level: float, min_see
 def standing(row: dict) -> str:
     """What a judged row counts as (STANDINGS): `hypothesis` for our reading; for a paper claim,
     `check` when it says it holds by construction, `cannot discriminate` when it and its falsifier
-    both read "replicated", `falsifier not measured` when the claim is measured and its falsifier is
-    not (or it has none), else `replication`."""
+    both read "replicated", `falsifier not measured` when the claim is measured and its falsifier
+    gives no statistic (`falsifier_measured`; or it has none), else `replication`."""
     if row["kind"] != "paper":
         return "hypothesis"
     if row.get("check"):
         return "check"
     falsifier = row.get("falsifier")
-    if not falsifier or (row["parts"] and falsifier["verdict"] == "not measured"):
+    if not falsifier or (row["parts"] and not falsifier_measured(falsifier)):
         return "falsifier not measured"
     if row["verdict"] == "replicated" and falsifier["verdict"] == "replicated":
         return "cannot discriminate"
     return "replication"
 
 
+def falsifier_measured(falsifier: dict) -> bool:
+    """Whether a falsifier gave a statistic: it was measured (its runs trained here) and at least one
+    of its parts has a value (a part whose every seed gives none, e.g. an optimum at the end of its
+    grid, cannot read "not replicated", so a falsifier made only of such parts tests nothing)."""
+    return falsifier["verdict"] != "not measured" and any(
+        p.get("mean") is not None for p in _part_list(falsifier["parts"]))
+
+
+def _part_list(parts: list[dict] | dict) -> list[dict]:
+    """A row's parts, as judged (a list) or as summarized by label (replikit.scoring.scorecard_reference)."""
+    return list(parts.values()) if isinstance(parts, dict) else list(parts)
+
+
 def falsifier_text(row: dict) -> str:
     """The row's two verdicts in one line, e.g. "replicated under the paper's setting; not
-    replicated under its falsifier (NTK instead of muP)"; "" for a row without a falsifier."""
+    replicated under its falsifier (NTK instead of muP)", with why the falsifier is not measured
+    where it is not; "" for a row without a falsifier."""
     f = row.get("falsifier")
     if not f:
         return ""
-    return (f"{row['verdict']} under the paper's setting; {f['verdict']} under its falsifier "
+    note = f" ({f['note']})" if f.get("note") else ""
+    return (f"{row['verdict']} under the paper's setting; {f['verdict']}{note} under its falsifier "
             f"({f['setting']})")
 
 

@@ -19,6 +19,8 @@ Updating the reference is a deliberate commit whose message says why:
 
     python -m replikit.scoring.scorecard_reference write results/*/claims.json
     python -m replikit.scoring.scorecard_reference write --machine results/*/claims.json  # this CPU's rows
+
+Both name the machine they run on, so run them where the smoke DAG ran.
     python -m replikit.scoring.scorecard_reference check results/*/claims.json   # the diff, without writing
 """
 
@@ -133,15 +135,31 @@ def _cpuinfo() -> Iterator[str]:
         return
 
 
-def _variant_rows(reference: dict, paper: str, cid: str) -> list[dict]:
-    return [v["papers"][paper][cid] for v in (reference.get("machine_variants") or {}).values()
-            if cid in v["papers"].get(paper, {})]
-
-
 def compare(reference: dict, current: dict) -> list[str]:
-    """One readable line per difference between two summaries; [] when they agree. A claim that
-    matches a recorded machine variant's row (`machine_variants`) agrees."""
+    """One readable line per difference between two summaries; [] when they agree. Where the
+    reference records machine variants (`machine_variants`), a run agrees when every claim matches
+    the reference's row or, for the claims one variant holds, that one machine's row: a run never
+    mixes two machines' rows."""
+    plain = _compare(reference, current)
+    for name in reference.get("machine_variants") or {}:
+        if not _compare(reference, current, name):
+            return []
+    return plain
+
+
+def accepted_variant(reference: dict, current: dict) -> str | None:
+    """The machine variant whose rows the run matches where it differs from the reference's own
+    (None: it matches the reference's rows, or no variant)."""
+    if not _compare(reference, current):
+        return None
+    return next((name for name in reference.get("machine_variants") or {}
+                 if not _compare(reference, current, name)), None)
+
+
+def _compare(reference: dict, current: dict, variant: str | None = None) -> list[str]:
+    """`compare` against the reference's rows, or, for the claims that `variant` holds, its rows."""
     tol = reference.get("tolerance", TOLERANCE)
+    held = (reference.get("machine_variants") or {}).get(variant, {}).get("papers", {}) if variant else {}
     lines = []
     ref_papers, cur_papers = reference["papers"], current["papers"]
     for paper in sorted(set(ref_papers) | set(cur_papers)):
@@ -156,11 +174,8 @@ def compare(reference: dict, current: dict) -> list[str]:
             if cid not in cur or cid not in ref:
                 lines.append(f"{paper} {cid}: " + ("vanished" if cid not in cur else "new claim"))
                 continue
-            diff = _compare_claim(f"{paper} {cid}", ref[cid], cur[cid], tol)
-            if diff and any(not _compare_claim("", row, cur[cid], tol)
-                            for row in _variant_rows(reference, paper, cid)):
-                continue
-            lines += diff
+            row = held.get(paper, {}).get(cid, ref[cid])
+            lines += _compare_claim(f"{paper} {cid}", row, cur[cid], tol)
     return lines
 
 
@@ -169,6 +184,12 @@ def with_machine_variant(reference: dict, current: dict, name: str) -> dict:
     from the reference's own rows; the reference's rows are unchanged. A claim the reference does not
     hold cannot be a variant: write the reference itself."""
     tol = reference.get("tolerance", TOLERANCE)
+    if name == reference.get("machine"):
+        raise SystemExit(f"the reference's own rows were recorded on {name}: a difference on that machine "
+                         "is a change, not a variant; fix: write the reference itself, saying why")
+    if (current.get("claims_by") or {}).get("dirty"):
+        raise SystemExit("these claims were judged by uncommitted code; fix: commit, judge them again, "
+                         "then record the variant")
     new = [f"{p} {c}" for p, claims in current["papers"].items() for c in claims
            if c not in reference["papers"].get(p, {})]
     if new:
@@ -211,8 +232,11 @@ def main(argv: list[str] | None = None) -> int:
             print("dropped the variants of " + "; ".join(old["machine_variants"]) + ": record each again "
                   "with `write --machine` on its machine")
         return 0
-    diff = compare(read_json(args.reference), current)
-    print("\n".join(diff) if diff else "no difference from the reference")
+    reference = read_json(args.reference)
+    diff = compare(reference, current)
+    variant = accepted_variant(reference, current)
+    print("\n".join(diff) if diff else "no difference from the reference" + (
+        f" (where it differs from the reference's rows, it matches those of {variant})" if variant else ""))
     return 1 if diff else 0
 
 

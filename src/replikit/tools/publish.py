@@ -88,12 +88,14 @@ def paper_modules() -> dict[str, list[str]]:
 
 def _kind(row: dict, declared: str) -> str:
     """A paper claim whose falsifier reads "replicated" as the claim does cannot discriminate; one
-    measured here whose falsifier is not (its runs not trained in this configuration) is counted
-    apart, as replikit.scoring.claims.standing does."""
-    falsifier = (row.get("falsifier") or {}).get("verdict")
-    if declared == "paper" and row["parts"] and falsifier == "not measured":
+    measured here whose falsifier gives no statistic is counted apart, as
+    replikit.scoring.claims.standing does."""
+    from replikit.scoring.claims import falsifier_measured
+
+    falsifier = row.get("falsifier")
+    if declared == "paper" and falsifier and row["parts"] and not falsifier_measured(falsifier):
         return "falsifier not measured"
-    both = row["verdict"] == "replicated" and falsifier == "replicated"
+    both = row["verdict"] == "replicated" and (falsifier or {}).get("verdict") == "replicated"
     return "cannot discriminate" if declared == "paper" and both else declared
 
 
