@@ -195,8 +195,9 @@ def block_scorecard_table(snaps: dict, scale: str) -> str:
         return (f"No published {scale} scorecard yet: `python -m replikit.tools.publish scorecard "
                 f"{scale} TREE` after a finished run, then `python -m replikit.reporting.docs`.")
     lines = [made_by_line(snap, snap["made_by"]["how"]) + partial_line(snap), ""]
-    if machine_lines(snap):
-        lines += [" ".join(machine_lines(snap)), ""]
+    machines = machine_lines(snap)
+    if machines:
+        lines += [" ".join(machines), ""]
     lines += ["| claim | kind | verdict | ours: mean per part |", "|---|---|---|---|"]
     for claims in snap["papers"].values():
         for cid, row in claims.items():

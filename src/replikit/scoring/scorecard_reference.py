@@ -11,17 +11,18 @@ floating-point differences between machines, and a real change of the numbers is
 A few smoke rows sit so near their margin that another CPU type (its own BLAS kernels) gives another
 verdict, and CI has run on more than one. Such a machine's rows are kept beside the reference, under
 `machine_variants` (the machine named by its CPU and torch's CPU capability, the rows that differ
-and the commit that judged them): a claim passes when it matches the reference or a recorded
-machine's row. A variant is a recorded result of a real run, not a widened tolerance, and the
-published smoke scorecard names each row that reads differently on another machine.
+and the commit that judged them): a run passes when every claim matches the reference's row or, for
+the claims one variant holds, that one machine's row, never two machines' rows mixed. A variant is
+a recorded result of a real run, not a widened tolerance, and the published smoke scorecard names
+each row that reads differently on another machine.
 
 Updating the reference is a deliberate commit whose message says why:
 
     python -m replikit.scoring.scorecard_reference write results/*/claims.json
     python -m replikit.scoring.scorecard_reference write --machine results/*/claims.json  # this CPU's rows
-
-Both name the machine they run on, so run them where the smoke DAG ran.
     python -m replikit.scoring.scorecard_reference check results/*/claims.json   # the diff, without writing
+
+Both writes name the machine they run on, so run them where the smoke DAG ran.
 """
 
 from __future__ import annotations
