@@ -4,6 +4,7 @@ claims' ability to fail."""
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -264,7 +265,7 @@ def test_a_stopped_job_resumes_bitwise_from_its_checkpoint(monkeypatch, tmp_path
     """A job stopped in its second network (after a checkpoint of it) and started again ends with what
     an uninterrupted job computes, and counts the time of both parts; a checkpoint of another
     configuration is not resumed."""
-    cfg = {**CFG, "contexts": [3, 4]}
+    cfg = ih.run_config({**CFG, "contexts": [3, 4]}, "train")
     reference = ih.run("train", cfg, 0)
     monkeypatch.setattr(ih, "CHECKPOINT_STEPS", 100)
     ckpt, original, calls = tmp_path / "job.ckpt", ih.loss_of, []
@@ -288,3 +289,24 @@ def test_a_stopped_job_resumes_bitwise_from_its_checkpoint(monkeypatch, tmp_path
 
     other = ih.run("train", {**cfg, "max_steps": 400}, 0, checkpoint=str(ckpt))  # another config
     assert other["parts"] == 1 and other["items"] != reference["items"]
+
+
+def test_the_train_stage_runs_the_adam_run_with_the_config_it_is_given(tmp_path):
+    """The train stage hands its job the run's config (Stage.config = run_config), in which Adam's rate
+    is already `lr`: the job trains under Adam at `adam_lr` (it once looked up `adam_lr` in that config
+    again and stopped with a KeyError, so no Adam run could run through the pipeline)."""
+    from replikit.papers.interface import Job
+
+    section = {**CFG, "contexts": [3], "max_steps": 60, "eval_every": 20, "adam_lr": 0.01}
+    (stage,) = ih.RUNS.stages
+    outputs = {}
+    for run in ("train", "train_optimizer-adam"):
+        wildcards = {"run": run, "seed": "0"}
+        cfg = stage.config(section, type("W", (), wildcards)())
+        out = tmp_path / f"{run}.json"
+        ih.train_job(Job(wildcards, {}, {"metrics": str(out)}, cfg, None, torch.device("cpu"), ih.__name__))
+        outputs[run] = json.loads(out.read_text())
+    assert outputs["train_optimizer-adam"]["config"]["lr"] == 0.01
+    assert outputs["train_optimizer-adam"]["config"]["optimizer"] == "adam"
+    assert outputs["train"]["config"]["lr"] == section["lr"]
+    assert outputs["train"]["items"] != outputs["train_optimizer-adam"]["items"]

@@ -224,13 +224,14 @@ def train_context(n_pairs: int, cfg: dict, seed: int, device: torch.device, resu
 
 def run(spec: Train | str, cfg: dict, seed: int, device: torch.device | str = "cpu",
         checkpoint: str | None = None) -> dict:
-    """Every context length for one seed, shortest first: JSON-ready. With `checkpoint` (a path), the
-    finished networks and the one in training are saved there, and a checkpoint of this run and code
-    found there is resumed (one of another run, config or code is ignored, and said so)."""
+    """Every context length for one seed, shortest first: JSON-ready. `cfg` is the run's config,
+    `run_config(section, run)`, as the train stage passes it (under Adam its `lr` is `adam_lr`). With
+    `checkpoint` (a path), the finished networks and the one in training are saved there, and a
+    checkpoint of this run and code found there is resumed (one of another run, config or code is
+    ignored, and said so)."""
     from replikit.reporting.provenance import run_fingerprint
 
     name = spec if isinstance(spec, str) else spec.name
-    cfg = run_config(cfg, name)
     device = torch.device(device)
     seed_everything(seed, device=device)
     clock = Stopwatch()
