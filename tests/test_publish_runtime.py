@@ -142,3 +142,14 @@ def test_a_run_that_has_not_finished_every_paper_publishes_a_partial_snapshot(tm
     assert want in docs.block_runtimes(snaps) and want in docs.block_scorecard_table(snaps, "default")
     complete = {k: v for k, v in snap.items() if k != "missing_papers"}
     assert "Partial" not in docs.block_runtimes({"scorecard-default": complete})
+
+
+def test_a_row_whose_claim_is_no_longer_declared_is_refused_not_guessed():
+    """A snapshot's kinds come from the claims' declarations: a row of a claim that its paper no longer
+    declares (dropped or renamed since the run) stops the publish, naming it, instead of being given a
+    kind."""
+    row = {"verdict": "replicated", "parts": [{"label": "x"}]}
+    kinds = {"p": {"X-1": "paper"}}
+    assert publish._claims({"p": {"X-1": row}}, kinds)["p"]["X-1"]["kind"] == "paper"
+    with pytest.raises(SystemExit, match="no longer declare: p X-2; rerun"):
+        publish._claims({"p": {"X-1": row, "X-2": row}}, kinds)

@@ -67,11 +67,12 @@ def layer_of(ratio: float, width: int) -> int:
 
 
 def experiment_runs(cfg: dict) -> dict[str, list[RunSpec]]:
-    """The runs each figure needs: shaped attention at every width (the ratio figure), and both
-    attentions at the contrast width (the depth figure)."""
-    n = int(cfg["softmax_width"])
+    """The runs each figure needs: shaped attention at every width (the ratio figure); both attentions
+    at the contrast width, and shaped attention at the largest width (the depth figure)."""
+    n, widest = int(cfg["softmax_width"]), max(int(w) for w in cfg["widths"])
     return {"correlation_by_ratio": [RunSpec("shaped", int(w)) for w in cfg["widths"]],
-            "correlation_vs_depth": [RunSpec(a, n) for a in ATTENTIONS]}
+            "correlation_vs_depth": unique_runs({"": [*(RunSpec(a, n) for a in ATTENTIONS),
+                                                      RunSpec("shaped", widest)]})}
 
 
 def config_errors(cfg: dict) -> list[str]:

@@ -100,8 +100,16 @@ def _kind(row: dict, declared: str) -> str:
 
 
 def _claims(papers: dict, kinds: dict) -> dict:
-    return {p: {cid: {**row, "kind": _kind(row, kinds.get(p, {}).get(cid, "falsifier not measured")),
-                      "measured": bool(row["parts"])} for cid, row in claims.items()}
+    """Each row with its kind (`_kind`, from the claim's declaration) and whether it was measured. A row
+    whose claim the paper no longer declares has no kind, and is refused rather than guessed."""
+    undeclared = sorted(f"{p} {cid}" for p, claims in papers.items() for cid in claims
+                        if cid not in kinds.get(p, {}))
+    if undeclared:
+        raise SystemExit(f"the results hold claims their papers no longer declare: {', '.join(undeclared)}; "
+                         "rerun those papers' claims jobs with today's code (and, for the smoke reference, "
+                         "write it again) before publishing")
+    return {p: {cid: {**row, "kind": _kind(row, kinds[p][cid]), "measured": bool(row["parts"])}
+                for cid, row in claims.items()}
             for p, claims in papers.items()}
 
 
