@@ -70,6 +70,10 @@ def test_the_runtime_line_says_when_a_run_was_made_in_several_calls_or_paused():
         calls=2, paused_s=5.0)
     assert "10.0 min end to end, pauses left out (3 jobs" in line(calls=1, paused_s=5.0)
     assert "10.0 min end to end (3 jobs" in line()
+    per = {"data": {"job_s": 90}, "induction_heads": {"job_s": 72}, "rank_collapse": {"job_s": 18}}
+    assert "(3 jobs, 0.03 job-hours, of which induction_heads 0.02)" in line(per_paper=per)
+    per["rank_collapse"]["job_s"] = 108
+    assert "job-hours, of which rank_collapse 0.03 and induction_heads 0.02)" in line(per_paper=per)
 
 
 def test_the_runtime_line_names_the_commit_it_was_timed_at_when_the_verdicts_are_newer(tmp_path):

@@ -294,15 +294,29 @@ def block_runtimes(snaps: dict) -> str:
             calls = f" in {rt['calls']} calls (stopped and resumed)" if rt.get("calls", 1) > 1 else ""
             calls += ", pauses left out" if rt.get("paused_s") else ""
             lines.append(f"- **{scale}**: {_minutes(rt['wall_s'])} end to end{calls} ({rt['jobs']:,} jobs, "
-                         f"{rt['job_s'] / 3600:,.2f} job-hours){timed_at(snap)}. "
+                         f"{rt['job_s'] / 3600:,.2f} job-hours{_longest_paper(rt)}){timed_at(snap)}. "
                          + made_by_line(snap, snap["made_by"]["how"]))
         elif rt:
             lines.append(f"- **{scale}**: not yet timed end to end; its {rt['jobs']:,} jobs took "
-                         f"{rt['job_s'] / 3600:,.2f} job-hours. "
+                         f"{rt['job_s'] / 3600:,.2f} job-hours{_longest_paper(rt)}. "
                          + made_by_line(snap, snap["made_by"]["how"]) + partial_line(snap))
         else:
             lines.append(f"- **{scale}**: not yet timed end to end in a published run.")
     return "\n".join(lines)
+
+
+def _longest_paper(runtime: dict) -> str:
+    """The paper whose jobs took the most job-hours, as ", of which <paper> <job-hours>", and
+    induction heads' where it is not that paper (IH-1's runs, hours a seed on one core: issue 64 asks
+    for their time here); "" without a per-paper breakdown."""
+    per = {p: r for p, r in (runtime.get("per_paper") or {}).items() if p != "data"}
+    if not per:
+        return ""
+    name = max(per, key=lambda p: per[p]["job_s"])
+    text = f", of which {name} {per[name]['job_s'] / 3600:,.2f}"
+    if name != "induction_heads" and "induction_heads" in per:
+        text += f" and induction_heads {per['induction_heads']['job_s'] / 3600:,.2f}"
+    return text
 
 
 def _rungs() -> list[dict]:
