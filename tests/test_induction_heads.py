@@ -291,12 +291,22 @@ def test_a_stopped_job_resumes_bitwise_from_its_checkpoint(monkeypatch, tmp_path
     assert other["parts"] == 1 and other["items"] != reference["items"]
 
 
-def test_the_train_stage_runs_the_adam_run_with_the_config_it_is_given(tmp_path):
+def test_the_train_stage_runs_the_adam_run_with_the_config_it_is_given(tmp_path, monkeypatch):
     """The train stage hands its job the run's config (Stage.config = run_config), in which Adam's rate
-    is already `lr`: the job trains under Adam at `adam_lr` (it once looked up `adam_lr` in that config
-    again and stopped with a KeyError, so no Adam run could run through the pipeline)."""
+    is already `lr`: the job builds Adam at `adam_lr` (it once looked up `adam_lr` in that config
+    again and stopped with a KeyError, so no Adam run could run through the pipeline); a paper block
+    passed for the Adam run, which would train under SGD, is refused."""
     from replikit.papers.interface import Job
 
+    built = []
+
+    def recording(name: str, make):
+        def build(params, lr: float):
+            built.append((name, lr))
+            return make(params, lr=lr)
+        return build
+
+    monkeypatch.setattr(ih, "OPTIMIZERS", {n: recording(n, make) for n, make in ih.OPTIMIZERS.items()})
     section = {**CFG, "contexts": [3], "max_steps": 60, "eval_every": 20, "adam_lr": 0.01}
     (stage,) = ih.RUNS.stages
     outputs = {}
@@ -310,3 +320,6 @@ def test_the_train_stage_runs_the_adam_run_with_the_config_it_is_given(tmp_path)
     assert outputs["train_optimizer-adam"]["config"]["optimizer"] == "adam"
     assert outputs["train"]["config"]["lr"] == section["lr"]
     assert outputs["train"]["items"] != outputs["train_optimizer-adam"]["items"]
+    assert built == [("sgd", section["lr"]), ("adam", 0.01)]
+    with pytest.raises(ValueError, match="trains under adam, but the config passed says sgd"):
+        ih.run("train_optimizer-adam", section, 0)

@@ -232,6 +232,10 @@ def run(spec: Train | str, cfg: dict, seed: int, device: torch.device | str = "c
     from replikit.reporting.provenance import run_fingerprint
 
     name = spec if isinstance(spec, str) else spec.name
+    wanted, given = Train.parse(name).optimizer, cfg.get("optimizer", "sgd")
+    if given != wanted:  # a paper block passed for an Adam run would train under SGD
+        raise ValueError(f"run {name} trains under {wanted}, but the config passed says {given}: pass the "
+                         "run's config, run_config(section, run)")
     device = torch.device(device)
     seed_everything(seed, device=device)
     clock = Stopwatch()
