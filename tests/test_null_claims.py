@@ -281,6 +281,7 @@ def test_st3_null_is_the_bound(smoke, draws):
     cfg = smoke["shaped_transformer"]
     shift = {"mean": sta.collapse_bound(cfg) - 0.5, "spread": 0.0}  # the tables centre on 0.5
     rates = _rates(cfg, lambda c, rng: _st_null(c, rng, shift), _st3_only, draws)
+    print("ST-3 at its bound", rates["ST-3"])
     assert rates["ST-3"]["judged"] == 1 and rates["ST-3"]["part 1"] <= bound(draws), rates
 
 
@@ -296,6 +297,7 @@ def test_st3_can_pass_and_can_fail(smoke, above_bound, verdict):
     cfg = smoke["shaped_transformer"]
     shift = {"mean": sta.collapse_bound(cfg) - 0.5 + above_bound, "spread": 0.0}
     rates = _rates(cfg, lambda c, rng: _st_null(c, rng, shift), _st3_only, 100)
+    print(f"ST-3 at {above_bound:+g} from its bound", rates["ST-3"])
     assert rates["ST-3"][verdict] > 0.5, rates
 
 

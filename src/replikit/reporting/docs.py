@@ -309,7 +309,9 @@ def _longest_paper(runtime: dict) -> str:
     """The paper whose jobs took the most job-hours, as ", of which <paper> <job-hours>", and
     induction heads' where it is not that paper (IH-1's runs, hours a seed on one core: issue 64 asks
     for their time here); "" without a per-paper breakdown."""
-    per = {p: r for p, r in (runtime.get("per_paper") or {}).items() if p != "data"}
+    from replikit.papers import paper_names
+
+    per = {p: r for p, r in (runtime.get("per_paper") or {}).items() if p in paper_names()}
     if not per:
         return ""
     name = max(per, key=lambda p: per[p]["job_s"])
