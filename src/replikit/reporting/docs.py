@@ -309,9 +309,8 @@ def _longest_paper(runtime: dict) -> str:
     """The paper whose jobs took the most job-hours, as ", of which <paper> <job-hours>", and
     induction heads' where it is not that paper (IH-1's runs, hours a seed on one core: issue 64 asks
     for their time here); "" without a per-paper breakdown."""
-    from replikit.papers import paper_names
-
-    per = {p: r for p, r in (runtime.get("per_paper") or {}).items() if p in paper_names()}
+    papers = {path.stem for path in (REPOSITORY / "config" / "papers").glob("*.yaml")}
+    per = {p: r for p, r in (runtime.get("per_paper") or {}).items() if p in papers}
     if not per:
         return ""
     name = max(per, key=lambda p: per[p]["job_s"])
