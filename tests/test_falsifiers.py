@@ -133,3 +133,44 @@ def test_a_falsifier_that_yields_no_value_in_any_seed_tests_nothing():
 
     assert _kind(summarize([{"paper": "p", "scale": "smoke", "claims": [row]}])["papers"]["p"]["X-1"],
                  "paper") == "falsifier not measured"
+
+
+@pytest.mark.parametrize("values, why", [
+    ({s: 0.0 for s in range(5)}, "every seed gives exactly the threshold 0"),  # two arms that coincide
+    ({s: 0.1 * s for s in range(5)}, "both arms at a floor"),  # values, but the part says it has no evidence
+])
+def test_a_falsifier_whose_parts_carry_no_evidence_tests_nothing(values, why):
+    """A falsifier whose arms coincide gives exactly its threshold in every seed, so it can read neither
+    side; a part with values that says it carries no evidence cannot either. Both count the replicated
+    claim apart, in the row and in the published snapshot; a falsifier with one part that carries
+    evidence is measured."""
+    no_evidence = "" if "exactly" in why else why
+    dead = Falsifier("no effect", "the theory says it vanishes",
+                     lambda r: [Part("x", values, 0.0, no_evidence=no_evidence)])
+    (row,) = evaluate([dataclasses.replace(_claim(EFFECT, NONE), falsifier=dead)], {})
+    assert row["verdict"] == "replicated" and row["falsifier"]["verdict"] == "inconclusive"
+    assert why in row["falsifier"]["parts"][0]["no_evidence"]
+    assert row["standing"] == "falsifier not measured"
+    from replikit.tools.publish import _kind
+
+    summary = summarize([{"paper": "p", "scale": "smoke", "claims": [row]}])
+    assert summary["papers"]["p"]["X-1"]["falsifier"]["parts"]["x"]["no_evidence"] is True
+    assert _kind(summary["papers"]["p"]["X-1"], "paper") == "falsifier not measured"
+    live = Falsifier("no effect", "the theory says it vanishes",
+                     lambda r: [Part("x", values, 0.0, no_evidence=no_evidence), Part("y", NONE, 0.0)])
+    (row,) = evaluate([dataclasses.replace(_claim(EFFECT, NONE), falsifier=live)], {})
+    assert row["standing"] == "replication" and row["falsifier"]["verdict"] == "not replicated"
+
+
+def test_a_part_at_its_threshold_in_every_seed_carries_no_evidence_and_the_reference_guards_it():
+    """Equal seeds away from the threshold still carry evidence (the sign-flip test judges them);
+    equal seeds at it carry none, and a reference row that gained or lost its evidence is a difference."""
+    at = Part("x", {s: 0.0 for s in range(5)}, 0.0).decide(0.9, 5)
+    away = Part("x", {s: 0.3 for s in range(5)}, 0.0).decide(0.9, 5)
+    assert at.no_evidence and at.verdict == "inconclusive"
+    assert not away.no_evidence and away.all_equal and away.verdict == "replicated"
+    rows = evaluate([_claim(EFFECT, {s: 0.0 for s in range(5)})], {})
+    ref = summarize([{"paper": "p", "scale": "smoke", "claims": rows}])
+    now = summarize([{"paper": "p", "scale": "smoke", "claims": evaluate([_claim(EFFECT, {
+        s: 0.0 if s else 0.001 for s in range(5)})], {})}])
+    assert "p X-1 falsifier [x]: now carries evidence" in compare(ref, now)

@@ -147,7 +147,7 @@ def _scorecards(snaps: dict) -> list[tuple[str, dict]]:
 KIND_WORDS = {"paper": "the papers' own findings, each with a falsifier (replications)",
               "cannot discriminate": "the papers' findings whose falsifier reads replicated too (cannot "
                                      "discriminate)",
-              "falsifier not measured": "the papers' findings whose falsifier gives no statistic here "
+              "falsifier not measured": "the papers' findings whose falsifier gives no evidence here "
                                         "(falsifier not measured)",
               "check": "checks (hold by construction)",
               "background": "background", "hypothesis": "hypotheses of ours"}

@@ -50,7 +50,7 @@ def row_kind(claim: dict) -> str:
     """`paper` (the paper's own finding, with a falsifier: counted as a replication), `check` (a paper
     claim that holds by construction: Claim.check), `cannot discriminate` (a paper claim whose
     falsifier reads "replicated" too), `falsifier not measured` (a paper claim measured here whose
-    falsifier gives no statistic: replikit.scoring.claims.falsifier_measured), `background`
+    falsifier gives no evidence: replikit.scoring.claims.falsifier_measured), `background`
     (a paper claim whose sentence reports earlier work or defines the effect: Source.background) or
     `hypothesis` (our reading beyond the sentence)."""
     if claim["kind"] == "paper" and (claim.get("source") or {}).get("background"):
@@ -64,7 +64,7 @@ def row_kind(claim: dict) -> str:
 ROW_KINDS = (("paper", "paper claims with a falsifier (replications)"),
              ("cannot discriminate", "paper claims that cannot discriminate (their falsifier reads "
                                      "replicated too; not counted as replications)"),
-             ("falsifier not measured", "paper claims whose falsifier gives no statistic here (not counted "
+             ("falsifier not measured", "paper claims whose falsifier gives no evidence here (not counted "
                                         "as replications)"),
              ("check", "checks (paper claims that hold by construction; not counted as replications)"),
              ("background", "background claims (the sentence reports earlier work or defines the effect)"),
@@ -364,9 +364,9 @@ def load_inputs(claims_paths: list[str], figure_paths: list[str], benchmark_path
                    "experiment could not tell the effect from its absence (not counted as replications)",
                    [(paper, c) for paper in papers for c in paper["claims"]
                     if row_kind(c) == "cannot discriminate"]))
-    groups.append(("Falsifier not measured: paper claims whose falsifier gives no statistic here (its runs "
-                   "are not trained in this configuration, or no seed gives it a value), so nothing here "
-                   "shows the experiment could have failed (not counted as replications)",
+    groups.append(("Falsifier not measured: paper claims whose falsifier gives no evidence here (its runs "
+                   "are not trained in this configuration, or none of its parts carries evidence), so "
+                   "nothing here shows the experiment could have failed (not counted as replications)",
                    [(paper, c) for paper in papers for c in paper["claims"]
                     if row_kind(c) == "falsifier not measured"]))
     groups.append(("Checks: paper claims that hold by construction in this implementation (no setting could "

@@ -107,6 +107,10 @@ class Part:
         self.n_agree = sum(v > self.threshold if self.direction == "above" else v < self.threshold
                            for v in values)
         self.all_equal = len(values) > 1 and max(values) == min(values)
+        if max(values) == min(values) == self.threshold and not self.no_evidence:
+            self.no_evidence = (f"{self.label}: every seed gives exactly the threshold "
+                                f"{self.threshold:g}, so the statistic can fall on neither side of it "
+                                "(e.g. its two arms coincide)")
         alpha = (1 - level) / 2
         claimed, other = ("greater", "less") if self.direction == "above" else ("less", "greater")
         self.p_value = sign_flip_pvalue(values, self.threshold, claimed)
@@ -215,10 +219,10 @@ class Falsifier:
 #   replication          it has a falsifier, which does not also read "replicated";
 #   cannot discriminate  the claim and its falsifier both read "replicated";
 #   check                it holds by construction (Claim.check says why): an implementation check;
-#   falsifier not measured  measured, but its falsifier gives no statistic: its runs are not trained
-#                        in this configuration (e.g. a ladder's rung), or no seed gives any of its
-#                        parts a value (a paper claim with neither a falsifier nor a check is refused:
-#                        tools/paper_check, tests/test_falsifiers.py);
+#   falsifier not measured  measured, but its falsifier gives no evidence: its runs are not trained
+#                        in this configuration (e.g. a ladder's rung), or none of its parts carries
+#                        evidence (`falsifier_measured`). A paper claim with neither a falsifier nor a
+#                        check is refused (tools/paper_check, tests/test_falsifiers.py).
 #   hypothesis           (not a paper claim) our reading beyond the sentence.
 STANDINGS = ("replication", "cannot discriminate", "check", "falsifier not measured", "hypothesis")
 
@@ -416,7 +420,7 @@ def standing(row: dict) -> str:
     """What a judged row counts as (STANDINGS): `hypothesis` for our reading; for a paper claim,
     `check` when it says it holds by construction, `cannot discriminate` when it and its falsifier
     both read "replicated", `falsifier not measured` when the claim is measured and its falsifier
-    gives no statistic (`falsifier_measured`; or it has none), else `replication`."""
+    gives no evidence (`falsifier_measured`; or it has none), else `replication`."""
     if row["kind"] != "paper":
         return "hypothesis"
     if row.get("check"):
@@ -430,11 +434,13 @@ def standing(row: dict) -> str:
 
 
 def falsifier_measured(falsifier: dict) -> bool:
-    """Whether a falsifier gave a statistic: it was measured (its runs trained here) and at least one
-    of its parts has a value (a part whose every seed gives none, e.g. an optimum at the end of its
-    grid, cannot read "not replicated", so a falsifier made only of such parts tests nothing)."""
+    """Whether a falsifier gave evidence: it was measured (its runs trained here) and at least one of
+    its parts has a value and carries evidence (`Part.no_evidence` empty). A part whose every seed
+    gives no value (e.g. an optimum at the end of its grid), or exactly its threshold (e.g. two arms
+    that coincide), cannot read "not replicated", so a falsifier made only of such parts tests
+    nothing."""
     return falsifier["verdict"] != "not measured" and any(
-        p.get("mean") is not None for p in _part_list(falsifier["parts"]))
+        p.get("mean") is not None and not p.get("no_evidence") for p in _part_list(falsifier["parts"]))
 
 
 def _part_list(parts: list[dict] | dict) -> list[dict]:

@@ -1,11 +1,11 @@
 """The committed smoke scorecard: a guard against verdicts that drift silently between commits.
 
 `tests/reference/smoke_scorecard.json` holds every smoke claim's verdict and each part's verdict,
-mean and stability (replikit.scoring.stability; shown, not guarded beyond its presence), and the
-same for the claim's falsifier. CI's smoke
-run compares its scorecards with it (tests/test_workflow.py) and fails on any changed verdict, on a
-claim or part that appeared or vanished, and on a mean that moved by more than TOLERANCE, printing
-one line per difference. The smoke DAG is deterministic on one CPU type; the tolerance absorbs small
+mean and stability (replikit.scoring.stability; shown, not guarded beyond its presence) and whether
+it carries no evidence, and the same for the claim's falsifier. CI's smoke run compares its
+scorecards with it (tests/test_workflow.py) and fails on any changed verdict or evidence, on a claim
+or part that appeared or vanished, and on a mean that moved by more than TOLERANCE, printing one
+line per difference. The smoke DAG is deterministic on one CPU type; the tolerance absorbs small
 floating-point differences between machines, and a real change of the numbers is far larger.
 
 A few smoke rows sit so near their margin that another CPU type (its own BLAS kernels) gives another
@@ -40,8 +40,11 @@ TOLERANCE = {"absolute": 0.02, "relative": 0.05}
 
 
 def _parts(parts: list[dict]) -> dict:
+    """Per part its verdict, mean and stability, and `no_evidence` where it carries none (a falsifier
+    made only of such parts is not measured: replikit.scoring.claims.falsifier_measured)."""
     return {p["label"]: {"verdict": p["verdict"], "mean": p["mean"],
-                         "stability": _rounded(p.get("stability"))} for p in parts}
+                         "stability": _rounded(p.get("stability")),
+                         **({"no_evidence": True} if p.get("no_evidence") else {})} for p in parts}
 
 
 def _claim(row: dict) -> dict:
@@ -93,6 +96,9 @@ def _compare_parts(where: str, rp: dict, cp: dict, tol: dict) -> list[str]:
             continue
         if rp[label]["verdict"] != cp[label]["verdict"]:
             lines.append(f"{where} [{label}]: verdict {rp[label]['verdict']!r} -> {cp[label]['verdict']!r}")
+        if rp[label].get("no_evidence", False) != cp[label].get("no_evidence", False):
+            lines.append(f"{where} [{label}]: " + ("now carries no evidence" if cp[label].get("no_evidence")
+                                                   else "now carries evidence"))
         if "stability" not in rp[label] and cp[label].get("stability") is not None:
             lines.append(f"{where} [{label}]: the reference holds no stability for it "
                          "(written before stability was judged): write the reference again")

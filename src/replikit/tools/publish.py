@@ -88,7 +88,7 @@ def paper_modules() -> dict[str, list[str]]:
 
 def _kind(row: dict, declared: str) -> str:
     """A paper claim whose falsifier reads "replicated" as the claim does cannot discriminate; one
-    measured here whose falsifier gives no statistic is counted apart, as
+    measured here whose falsifier gives no evidence is counted apart, as
     replikit.scoring.claims.standing does."""
     from replikit.scoring.claims import falsifier_measured
 
@@ -259,9 +259,10 @@ def runs_commit(tree: Path) -> str | None:
 def publish_scorecard(scale: str, tree: Path, log: Path | list[Path] | None = None, out: Path = PUBLISHED,
                       pauses: Path | None = None) -> dict:
     """A scale's snapshot from a run's tree: every scorecard (results/*/claims.json), the code that
-    computed its runs (the scorecards' provenance), and what the run took (its benchmark files; wall
-    time from its Snakemake log when given). A run that has not finished every paper gives a partial
-    snapshot: it names the papers still missing, and it has no wall time (refused with `log`)."""
+    computed its runs and judged its claims (the scorecards' provenance), and what the run took (its
+    benchmark files; wall time from its Snakemake log when given). A run that has not finished every
+    paper gives a partial snapshot: it names the papers still missing, and it has no wall time
+    (refused with `log`)."""
     from replikit.papers import paper_names
     from replikit.scoring.scorecard_reference import summarize
 
@@ -281,6 +282,10 @@ def publish_scorecard(scale: str, tree: Path, log: Path | list[Path] | None = No
                 code[g["module"]] = g["code"]
                 commits.add(g.get("commit"))
                 dirty |= bool(g.get("dirty"))
+        # the verdicts' own code: a snapshot whose claims code changed since is stale too
+        if prov.get("script") and prov.get("analysis_code"):
+            code[prov["script"].rpartition(".")[0]] = prov["analysis_code"]
+            dirty |= bool(prov.get("analysis_uncommitted"))
     commit = sorted(c for c in commits if c)[0] if len(commits) == 1 else "several: " + ", ".join(
         sorted(str(c)[:10] for c in commits))
     runtime = run_time(tree, log, pauses)
