@@ -340,7 +340,7 @@ def score_claims(sm: Any) -> None:
     config key <paper>.fresh_seeds (param `fresh`), the claims it lists are judged again on the fresh
     seeds, and their rows' headline is the fresh set's (replikit.scoring.seed_sets)."""
     register_config_datasets(getattr(sm, "config", None) or {})
-    from replikit.core.io import read_json, write_json
+    from replikit.core.io import read_json
     from replikit.reporting.provenance import code_hash, record, runs_computed_by, uncommitted_code
     from replikit.scoring.claims import MissingResult, judge, write_scorecard
     from replikit.scoring.quotes import check_quotes
@@ -383,13 +383,12 @@ def score_claims(sm: Any) -> None:
     prov = record(sm.rule, _source(paper.claims), cfg, [r["device"] for r in records])
     prov.update(runs=runs_computed_by(records), analysis_code=code_hash(paper.claims.__module__),
                 analysis_uncommitted=uncommitted_code(paper.claims.__module__))
-    card = write_scorecard(sm.output[0], paper.name, paper.title, sm.params.scale, manifest, seeds, rows,
-                           prov, paper.arxiv)
-    for key, extra in (("fresh_seeds", fresh), ("earlier_seeds", earlier)):
-        if extra:  # the card names both seed sets: `seeds` (the paper's own) and these
-            card[key] = {"seeds": sorted(int(s) for s in extra["seeds"]), "claims": list(extra["claims"])}
-    if fresh or earlier:
-        write_json(sm.output[0], card)
+    # the card names every seed set: `seeds` (the paper's own) and these
+    seed_sets = {key: {"seeds": sorted(int(s) for s in extra["seeds"]), "claims": list(extra["claims"])}
+                 for key, extra in (("fresh_seeds", fresh), ("earlier_seeds", earlier)) if extra}
+    write_scorecard(sm.output[0], paper.name, paper.title, sm.params.scale, manifest, seeds, rows, prov,
+                    paper.arxiv, seed_sets)
+    if seed_sets:
         print("\n".join(printed(rows)))
 
 
