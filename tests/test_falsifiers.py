@@ -151,6 +151,7 @@ def test_a_falsifier_whose_parts_carry_no_evidence_tests_nothing(values, why):
     assert row["verdict"] == "replicated" and row["falsifier"]["verdict"] == "inconclusive"
     assert why in row["falsifier"]["parts"][0]["no_evidence"]
     assert row["standing"] == "falsifier not measured"
+    assert f"inconclusive ({why}" in falsifier_text(row)  # the row says why its falsifier tests nothing
     from replikit.tools.publish import _kind
 
     summary = summarize([{"paper": "p", "scale": "smoke", "claims": [row]}])

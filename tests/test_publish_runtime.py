@@ -154,9 +154,19 @@ def test_a_run_that_has_not_finished_every_paper_publishes_a_partial_snapshot(tm
 def test_a_row_whose_claim_is_no_longer_declared_is_refused_not_guessed():
     """A snapshot's kinds come from the claims' declarations: a row of a claim that its paper no longer
     declares (dropped or renamed since the run) stops the publish, naming it, instead of being given a
-    kind."""
+    kind. A declared row carries its statement, for the docs' claims table."""
     row = {"verdict": "replicated", "parts": [{"label": "x"}]}
-    kinds = {"p": {"X-1": "paper"}}
-    assert publish._claims({"p": {"X-1": row}}, kinds)["p"]["X-1"]["kind"] == "paper"
+    declared = {"p": {"X-1": {"kind": "paper", "statement": "X grows with Y."}}}
+    published = publish._claims({"p": {"X-1": row}}, declared)["p"]["X-1"]
+    assert published["kind"] == "paper" and published["statement"] == "X grows with Y."
     with pytest.raises(SystemExit, match="no longer declare: p X-2; rerun"):
-        publish._claims({"p": {"X-1": row, "X-2": row}}, kinds)
+        publish._claims({"p": {"X-1": row, "X-2": row}}, declared)
+
+
+def test_every_smoke_claim_is_declared_with_a_statement():
+    """The declarations the snapshots take their kinds and statements from cover every paper's claims."""
+    from replikit.papers import paper_names
+
+    declared = publish.declarations("smoke")
+    assert set(declared) == set(paper_names())
+    assert all(d["statement"].strip() and d["kind"] for claims in declared.values() for d in claims.values())

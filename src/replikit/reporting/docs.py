@@ -212,6 +212,18 @@ def block_scorecard_table(snaps: dict, scale: str) -> str:
     return "\n".join(lines)
 
 
+def block_claim_statements(snaps: dict) -> str:
+    """Every claim of the smoke snapshot (it holds every declared claim) with what it states, by paper."""
+    snap = snaps["scorecard-smoke"]
+    lines = ["| paper | claim | kind | what it states |", "|---|---|---|---|"]
+    for paper, claims in snap["papers"].items():
+        for cid, row in claims.items():
+            kind = "hypothesis" if row["kind"] == "hypothesis" else (
+                "background" if row["kind"] == "background" else "the paper's own")
+            lines.append(f"| {paper} | {cid} | {kind} | {row.get('statement') or '-'} |")
+    return "\n".join(lines)
+
+
 def block_claim_counts(snaps: dict) -> str:
     snap = snaps["scorecard-smoke"]
     by_kind = collections.Counter(row["kind"] for row in _all_claims(snap).values())
@@ -221,7 +233,8 @@ def block_claim_counts(snaps: dict) -> str:
     return (f"{sum(by_kind.values())} claims: {sum(by_kind[k] for k in own)} state a paper's own finding "
             f"({split}), "
             f"{by_kind['background']} quote background and {by_kind['hypothesis']} are hypotheses of ours "
-            "(counted from the declarations in the published smoke scorecard).")
+            "(counted from the published smoke scorecard: kinds from the declarations; \"cannot "
+            "discriminate\" and \"falsifier not measured\" from its verdicts).")
 
 
 def _hours(h: float) -> str:
@@ -233,7 +246,10 @@ def block_plan_total(snaps: dict) -> str:
     t = plan["total"]
     return (f"The paper scale is priced at **{_hours(t['h100_h'])} H100-hours** in all: {t['jobs']:,} "
             f"training jobs of all {len(plan['papers'])} papers, {t['pflop']:,.1f} PFLOP "
-            f"(`python -m replikit.plan {plan['config']}`). " + made_by_line(plan, plan["made_by"]["how"]))
+            f"(`python -m replikit.plan {plan['config']}`), predicted by its FLOP and launch model. The real "
+            "steps measured on a lent H200 ran slower than predicted, so read it as a lower bound "
+            "([Planning the paper scale](docs/planning-the-paper-scale.md)). "
+            + made_by_line(plan, plan["made_by"]["how"]))
 
 
 def block_plan_table(snaps: dict) -> str:
@@ -415,6 +431,7 @@ BLOCKS: dict[str, Callable[[dict], str]] = {
     "smoke-verdicts": lambda s: block_scorecard_table(s, "smoke"),
     "default-verdicts": lambda s: block_scorecard_table(s, "default"),
     "claim-counts": block_claim_counts,
+    "claim-statements": block_claim_statements,
     "plan-total": block_plan_total,
     "plan-table": block_plan_table,
     "longest-job": block_longest_job,

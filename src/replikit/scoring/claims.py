@@ -6,9 +6,12 @@ between two conditions of the same seed) and a threshold with a direction. Two v
 - *direction* (`verdict`): `replicated` when the part's Student-t interval over seeds lies wholly
   beyond its threshold and an exact sign-flip test agrees, both one-sided at (1 - level) / 2
   (see `replikit.scoring.stats`); `not replicated` when both say the opposite side; `inconclusive`
-  otherwise. Under no effect the rule says "replicated" at most (1 - level) / 2 of the time
-  (tests/test_calibration.py). A claim is replicated when all its parts are, not replicated when
-  any part is not, inconclusive otherwise.
+  otherwise. Under no effect, with the statistic's null symmetric about the threshold (a paired
+  difference of interchangeable arms), the rule says "replicated" at most (1 - level) / 2 of the
+  time (tests/test_calibration.py); a lopsided null, or seeds correlated by a choice made on the
+  other seeds, can exceed it (docs/report-and-scorecard.md, "Where the rule exceeds its level").
+  A part whose every seed gives exactly its threshold carries no evidence (`no_evidence`). A claim
+  is replicated when all its parts are, not replicated when any part is not, inconclusive otherwise.
 - *magnitude*: where the paper states a number for the statistic, whether our interval contains it
   (`consistent`), lies wholly below it (`smaller`) or above it (`larger`); `no paper number` else.
 
@@ -109,8 +112,8 @@ class Part:
         self.all_equal = len(values) > 1 and max(values) == min(values)
         if max(values) == min(values) == self.threshold and not self.no_evidence:
             self.no_evidence = (f"{self.label}: every seed gives exactly the threshold "
-                                f"{self.threshold:g}, so the statistic can fall on neither side of it "
-                                "(e.g. its two arms coincide)")
+                                f"{self.threshold:g}, so the statistic can fall on neither side of it, as "
+                                "when its two arms coincide")
         alpha = (1 - level) / 2
         claimed, other = ("greater", "less") if self.direction == "above" else ("less", "greater")
         self.p_value = sign_flip_pvalue(values, self.threshold, claimed)
@@ -391,8 +394,8 @@ def evaluate(claims: list[Claim], results: dict, level: float = 0.90, min_seeds:
 def _falsifier_row(claim: Claim, results: dict, cfg: dict, level: float, min_seeds: int, measured: bool,
                    preflight: bool) -> dict | None:
     """The falsifier's setting, its parts judged by the claim's rule and their combined verdict
-    ("not measured" where the claim itself is not measured here, or the falsifier's own runs are not
-    trained: `note` says why; inconclusive at the preflight)."""
+    ("not measured" where the claim itself is not measured here, or where the falsifier's own runs
+    are not trained, and then `note` says why; inconclusive at the preflight)."""
     f = claim.falsifier
     if f is None:
         return None
@@ -451,11 +454,15 @@ def _part_list(parts: list[dict] | dict) -> list[dict]:
 def falsifier_text(row: dict) -> str:
     """The row's two verdicts in one line, e.g. "replicated under the paper's setting; not
     replicated under its falsifier (NTK instead of muP)", with why the falsifier is not measured
-    where it is not; "" for a row without a falsifier."""
+    (its `note`) or carries no evidence (its parts' `no_evidence`) where it does not; "" for a row
+    without a falsifier."""
     f = row.get("falsifier")
     if not f:
         return ""
-    note = f" ({f['note']})" if f.get("note") else ""
+    none = [p["no_evidence"].removeprefix(p["label"] + ": ") for p in _part_list(f["parts"])
+            if isinstance(p.get("no_evidence"), str) and p["no_evidence"]]
+    why = f.get("note") or "; ".join(dict.fromkeys(none))
+    note = f" ({why})" if why and not falsifier_measured(f) else ""
     return (f"{row['verdict']} under the paper's setting; {f['verdict']}{note} under its falsifier "
             f"({f['setting']})")
 

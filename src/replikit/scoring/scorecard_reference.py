@@ -61,8 +61,10 @@ def _claim(row: dict) -> dict:
 
 
 def summarize(cards: list[dict]) -> dict:
-    """What the guard compares: per paper and claim, the verdict, and per part its verdict and mean;
-    the same for the claim's falsifier. `claims_by` (not compared): the commit whose code judged the
+    """What the guard compares: per paper and claim, the verdict, and per part its verdict, mean and
+    whether it carries no evidence (its stability is recorded, and only its presence is checked); the
+    same for the claim's falsifier. Rows judged on two seed sets also record both (`seed_sets`; shown by
+    the published snapshot, not compared). `claims_by` (not compared): the commit whose code judged the
     claims, with `dirty` where any claims job ran uncommitted analysis code (the published snapshot
     names it: replikit.tools.publish)."""
     papers = {card["paper"]: {c["id"]: _claim(c) for c in card["claims"]}

@@ -64,9 +64,9 @@ def declared_kind(claim) -> str:
     return claim.kind
 
 
-def claim_kinds(scale: str) -> dict[str, dict[str, str]]:
-    """paper -> claim id -> its `declared_kind`, from the claims' declarations at `scale` (nothing is
-    run)."""
+def declarations(scale: str) -> dict[str, dict[str, dict[str, str]]]:
+    """paper -> claim id -> its `kind` (`declared_kind`) and its `statement`, from the claims'
+    declarations at `scale` (nothing is run)."""
     from replikit.papers import paper_names, registry
     from replikit.plan.bill import load
 
@@ -75,7 +75,8 @@ def claim_kinds(scale: str) -> dict[str, dict[str, str]]:
     for name in paper_names():
         paper = registry.get(name)
         cfg = config[name]
-        out[name] = {c.id: declared_kind(c) for c in paper.claims(paper.experiments(cfg), cfg)}
+        out[name] = {c.id: {"kind": declared_kind(c), "statement": c.statement}
+                     for c in paper.claims(paper.experiments(cfg), cfg)}
     return out
 
 
@@ -99,16 +100,18 @@ def _kind(row: dict, declared: str) -> str:
     return "cannot discriminate" if declared == "paper" and both else declared
 
 
-def _claims(papers: dict, kinds: dict) -> dict:
-    """Each row with its kind (`_kind`, from the claim's declaration) and whether it was measured. A row
-    whose claim the paper no longer declares has no kind, and is refused rather than guessed."""
+def _claims(papers: dict, declared: dict) -> dict:
+    """Each row with its kind (`_kind`, from the claim's declaration: `declarations`), its statement
+    and whether it was measured. A row whose claim the paper no longer declares has no kind, and is
+    refused rather than guessed."""
     undeclared = sorted(f"{p} {cid}" for p, claims in papers.items() for cid in claims
-                        if cid not in kinds.get(p, {}))
+                        if cid not in declared.get(p, {}))
     if undeclared:
         raise SystemExit(f"the results hold claims their papers no longer declare: {', '.join(undeclared)}; "
                          "rerun those papers' claims jobs with today's code (and, for the smoke reference, "
                          "write it again) before publishing")
-    return {p: {cid: {**row, "kind": _kind(row, kinds[p][cid]), "measured": bool(row["parts"])}
+    return {p: {cid: {**row, "kind": _kind(row, declared[p][cid]["kind"]),
+                      "statement": declared[p][cid]["statement"], "measured": bool(row["parts"])}
                 for cid, row in claims.items()}
             for p, claims in papers.items()}
 
@@ -133,13 +136,13 @@ def publish_reference(out: Path = PUBLISHED, tree: Path | None = None, log: Path
                         "how": ("python -m replikit.scoring.scorecard_reference write scales/smoke/results/"
                                 "*/claims.json && python -m replikit.tools.publish reference"),
                         "from": str(REFERENCE.relative_to(REPOSITORY))},
-            "papers": _claims(ref["papers"], claim_kinds("smoke")),
+            "papers": _claims(ref["papers"], declarations("smoke")),
             "runtime": run_time(tree, log) if tree else None}
     if ref.get("machine"):
         snap["machine"] = ref["machine"]
     if ref.get("machine_variants"):  # rows that read otherwise on another CPU type CI has run on
         snap["machine_variants"] = {name: {"claims_by": v.get("claims_by"), "papers": _claims(
-            v["papers"], claim_kinds("smoke"))} for name, v in ref["machine_variants"].items()}
+            v["papers"], declarations("smoke"))} for name, v in ref["machine_variants"].items()}
     _write(out / f"scorecard-{ref['scale']}.json", snap)
     return snap
 
@@ -292,7 +295,7 @@ def publish_scorecard(scale: str, tree: Path, log: Path | list[Path] | None = No
     snap = {"kind": "scorecard", "scale": scale,
             "made_by": {"commit": commit, "dirty": dirty, "code": code,
                         "how": f"python -m replikit.tools.publish scorecard {scale} TREE"},
-            "papers": _claims(summarize(cards)["papers"], claim_kinds(scale)), "runtime": runtime}
+            "papers": _claims(summarize(cards)["papers"], declarations(scale)), "runtime": runtime}
     if missing:
         snap["missing_papers"] = missing
     _write(out / f"scorecard-{scale}.json", snap)
