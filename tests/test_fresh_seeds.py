@@ -170,6 +170,7 @@ def _claims_job(tmp_path, monkeypatch, scales, fresh: dict) -> SimpleNamespace:
     monkeypatch.chdir(tree)
     p = registry.get("depthwise_transfer")
     cfg = {**copy.deepcopy(scales["smoke"]["depthwise_transfer"]), "fresh_seeds": fresh}
+    cfg.pop("seen_seeds", None)  # the smoke block's; a test sets its own
     inputs = {k: v for k, v in glue.claim_inputs(p, cfg, [0], fresh).items() if k != "manifest"}
     params = SimpleNamespace(paper=p.name, cfg=cfg, seeds=[0], fresh=fresh, stats=scales["smoke"]["stats"],
                              scale="smoke",
@@ -217,3 +218,53 @@ def test_a_missing_fresh_run_is_an_error_naming_the_key_and_the_fix(tmp_path, mo
     with pytest.raises(glue.FreshRunsMissing, match="depthwise_transfer.fresh_seeds"):
         glue.score_claims(sm)
     assert not (tmp_path / "tree" / "claims.json").exists()
+
+
+def test_a_row_on_seen_seeds_only_is_marked_and_counted_apart(tmp_path, monkeypatch, scales):
+    """Config key <paper>.seen_seeds (the smoke scale's rows whose margins were fixed after its seeds had
+    been seen; CI runs no fresh seeds): the claims job marks the listed rows, a replication among them
+    stands as "seen seeds only", and the published snapshot, its counts and its table say so."""
+    from replikit.core.io import read_json
+    from replikit.scoring.seed_sets import SEEN_ONLY, seen_only
+    from replikit.tools.publish import _kind
+
+    effect = {"gap": dict(zip(SEEN, [0.5, 0.6, 0.55, 0.52, 0.58], strict=True))}
+    judged = judge([_claim("T-1"), _claim("T-2")], effect, {}, STATS, {"cfg": {}, "seeds": SEEN}, SEEN)
+    rows = seen_only(named(judged, SEEN), ["T-1"])
+    assert rows[0]["seen_only"] and rows[0]["standing"] == SEEN_ONLY and rows[0]["verdict"] == "replicated"
+    assert "seen_only" not in rows[1] and rows[1]["standing"] == "replication"
+    with pytest.raises(KeyError, match="seen seeds only, but not judged: T-9"):
+        seen_only(rows, ["T-9"])
+    summary = summarize([{"paper": "x", "scale": "smoke", "claims": rows}])["papers"]["x"]
+    assert _kind(summary["T-1"], "paper") == SEEN_ONLY and _kind(summary["T-2"], "paper") == "paper"
+    snap = {"made_by": {"commit": "abc", "code": {}, "how": "publish"},
+            "papers": {"x": {cid: {**row, "kind": _kind(row, "paper"), "measured": True}
+                             for cid, row in summary.items()}}}
+    assert docs._counts(docs._all_claims(snap)) == {SEEN_ONLY: {"replicated": 1}, "paper": {"replicated": 1}}
+    assert "| T-1 | seen seeds only | replicated (seen seeds only) |" in docs.block_scorecard_table(
+        {"scorecard-smoke": snap}, "smoke")
+    # through the claims job, from the paper's config block
+    sm = _claims_job(tmp_path, monkeypatch, scales, None)
+    sm.params.cfg["seen_seeds"] = {"claims": ["DT-1"]}
+    glue.score_claims(sm)
+    card = {r["id"]: r for r in read_json(sm.output[0])["claims"]}
+    assert card["DT-1"]["seen_only"] and "seen_only" not in card["DT-2"]
+    assert not [d for d in card["DT-1"]["deviations"] if d["key"].startswith("seen_seeds")]
+    # a claim that fresh seeds judge takes its headline from them, not marked as seen only
+    sm = _claims_job(tmp_path / "fresh", monkeypatch, scales, {"seeds": [1, 2], "claims": ["DT-1"]})
+    sm.params.cfg["seen_seeds"] = {"claims": ["DT-1", "DT-3"]}
+    glue.score_claims(sm)
+    card = {r["id"]: r for r in read_json(sm.output[0])["claims"]}
+    assert "seen_only" not in card["DT-1"] and card["DT-1"]["seeds"] == [1, 2] and card["DT-3"]["seen_only"]
+
+
+def test_seen_seeds_name_the_papers_claims(scales):
+    p, config = registry.get("depthwise_transfer"), copy.deepcopy(scales["config"])
+    config["depthwise_transfer"]["seen_seeds"] = {"claims": ["DT-1", "DT-2", "DT-9"]}
+    (error,) = glue.seen_seeds_errors(p, config)
+    assert "'depthwise_transfer.seen_seeds.claims': DT-9 not a claim" in error
+    smoke = scales["smoke"]
+    assert all(glue.seen_seeds_errors(registry.get(n), smoke) == [] for n in smoke["papers"])
+    assert {n: smoke[n]["seen_seeds"]["claims"] for n in smoke["papers"] if smoke[n].get("seen_seeds")} == {
+        "benign_memorization": ["BM-6"], "continual_learning": ["CL-2", "CL-5"],
+        "depthwise_transfer": ["DT-1", "DT-3", "DT-4"], "shaped_transformer": ["ST-1", "ST-3"]}

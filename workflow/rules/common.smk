@@ -11,6 +11,7 @@ from replikit.papers.glue import (
     extra_seeds,
     fresh_seeds,
     fresh_seeds_errors,
+    seen_seeds_errors,
     stage_resources,
     stage_rules,
 )
@@ -22,9 +23,10 @@ SCALE_SHOWN = SCALE + (f" + ladder rung {config['ladder_rung']}" if config.get("
 # The enabled papers' declarations (replikit.papers.interface), imported and checked here (only
 # these; two with one rule prefix are a DeclarationError); papers.smk generates their rules.
 PAPERS = [check_experiments(get(name), config[name]) for name in config["papers"]]
-# config keys <paper>.fresh_seeds (seeds none of the paper's runs used) and <paper>.earlier_seeds (not
-# the paper's seeds), each naming the paper's own claims.
-FRESH_ERRORS = [e for paper in PAPERS for e in fresh_seeds_errors(paper, config) + earlier_seeds_errors(paper, config)]
+# config keys <paper>.fresh_seeds (seeds none of the paper's runs used), <paper>.earlier_seeds (not
+# the paper's seeds) and <paper>.seen_seeds, each naming the paper's own claims.
+FRESH_ERRORS = [e for paper in PAPERS for e in fresh_seeds_errors(paper, config) + earlier_seeds_errors(paper, config)
+                + seen_seeds_errors(paper, config)]
 if FRESH_ERRORS:
     raise ConfigError("invalid configuration:\n  " + "\n  ".join(FRESH_ERRORS))
 # Every dataset rule prepare_dataset can make: the built-in ones and those the enabled papers declare.

@@ -255,6 +255,20 @@ def seed_set_errors(paper: Paper, config: dict, name: str, block: dict, shared: 
     return errors
 
 
+def seen_seeds_errors(paper: Paper, config: dict) -> list[str]:
+    """What is wrong with config key <paper>.seen_seeds (claims judged on seen seeds only at this
+    scale): its claims must be the paper's own. One also in `fresh_seeds` takes its headline from the
+    fresh seeds instead (score_claims)."""
+    seen = (config.get(paper.name) or {}).get("seen_seeds")
+    if not seen:
+        return []
+    key, cfg = f"{paper.name}.seen_seeds.claims", config[paper.name]
+    ids = [c.id for c in paper.claims(paper.experiments(cfg), cfg)]
+    unknown = [c for c in seen["claims"] if c not in ids]
+    return [f"config key '{key}': {', '.join(unknown)} not a claim of {paper.name}; fix: one of "
+            f"{', '.join(ids)}"] if unknown else []
+
+
 # The claims job's inputs of the earlier seeds (config key <paper>.earlier_seeds): earlier_<kind>.
 EARLIER = "earlier_"
 
@@ -326,25 +340,26 @@ def earlier_files(paper: Paper, cfg: dict, earlier: dict, kind: str, figure: str
 
 
 # Config keys that say which seeds judge a row: no setting, so no deviation from the paper's.
-SEED_SET_KEYS = ("fresh_seeds", "earlier_seeds")
+SEED_SET_KEYS = ("fresh_seeds", "earlier_seeds", "seen_seeds")
 
 
 def judged_config(cfg: dict) -> dict:
     """The paper's config block as the claims read it: which seeds judge a row (`fresh_seeds`,
-    `earlier_seeds`) is no setting, so no deviation from the paper's."""
+    `earlier_seeds`, `seen_seeds`) is no setting, so no deviation from the paper's."""
     return {k: v for k, v in cfg.items() if k not in SEED_SET_KEYS}
 
 
 def score_claims(sm: Any) -> None:
     """A claims job (workflow/scripts/paper_claims.py): judge every claim, write the scorecard. With
     config key <paper>.fresh_seeds (param `fresh`), the claims it lists are judged again on the fresh
-    seeds, and their rows' headline is the fresh set's (replikit.scoring.seed_sets)."""
+    seeds, and their rows' headline is the fresh set's (replikit.scoring.seed_sets); with
+    <paper>.seen_seeds, the claims it lists are marked as judged on seen seeds only."""
     register_config_datasets(getattr(sm, "config", None) or {})
     from replikit.core.io import read_json
     from replikit.reporting.provenance import code_hash, record, runs_computed_by, uncommitted_code
     from replikit.scoring.claims import MissingResult, judge, write_scorecard
     from replikit.scoring.quotes import check_quotes
-    from replikit.scoring.seed_sets import named, printed, with_earlier_seeds, with_seed_sets
+    from replikit.scoring.seed_sets import named, printed, seen_only, with_earlier_seeds, with_seed_sets
 
     paper = get(sm.params.paper)
     cfg, seeds = sm.params.cfg, list(sm.params.seeds)
@@ -380,6 +395,9 @@ def score_claims(sm: Any) -> None:
                                 f"its claims read ({e}); fix: add a part of that run's name") from e
         rows = with_earlier_seeds(rows, earlier_rows, seeds, earlier["seeds"])
         records += [read_json(p) for p in earlier_input["metrics"]]
+    seen = cfg.get("seen_seeds")
+    if seen:  # judged on seen seeds only at this scale: marked, and a replication among them counted apart
+        rows = seen_only(rows, [c for c in seen["claims"] if c not in (fresh or {}).get("claims", [])])
     prov = record(sm.rule, _source(paper.claims), cfg, [r["device"] for r in records])
     prov.update(runs=runs_computed_by(records), analysis_code=code_hash(paper.claims.__module__),
                 analysis_uncommitted=uncommitted_code(paper.claims.__module__))

@@ -149,6 +149,8 @@ KIND_WORDS = {"paper": "the papers' own findings, each with a falsifier (replica
                                      "discriminate)",
               "falsifier not measured": "the papers' findings whose falsifier gives no evidence here "
                                         "(falsifier not measured)",
+              "seen seeds only": "the papers' findings judged only on seeds seen before their margin, "
+                                 "statistic or settings were fixed (seen seeds only)",
               "check": "checks (hold by construction)",
               "background": "background", "hypothesis": "hypotheses of ours"}
 
@@ -207,6 +209,8 @@ def block_scorecard_table(snaps: dict, scale: str) -> str:
                 named = [f"{short_name(s)} {_seed_range(s['seeds'])}" + ("" if s["headline"] else
                                                                          f": {s['verdict']}") for s in sets]
                 verdict += " (" + "; ".join(named) + ")"
+            if row.get("seen_only"):  # config key <paper>.seen_seeds: no fresh seeds at this scale
+                verdict += " (seen seeds only)"
             means = "; ".join(_fmt_mean(part["mean"]) for part in row["parts"].values()) or "-"
             lines.append(f"| {cid} | {row['kind']} | {verdict} | {means} |")
     return "\n".join(lines)
@@ -228,7 +232,8 @@ def block_claim_counts(snaps: dict) -> str:
     snap = snaps["scorecard-smoke"]
     by_kind = collections.Counter(row["kind"] for row in _all_claims(snap).values())
     own = {"paper": "with a falsifier", "cannot discriminate": "that cannot discriminate", "check": "checks",
-           "falsifier not measured": "with their falsifier not measured"}
+           "falsifier not measured": "with their falsifier not measured",
+           "seen seeds only": "on seen seeds only"}
     split = ", ".join(f"{by_kind[k]} {w}" for k, w in own.items() if by_kind[k])
     return (f"{sum(by_kind.values())} claims: {sum(by_kind[k] for k in own)} state a paper's own finding "
             f"({split}), "

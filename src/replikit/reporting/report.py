@@ -50,13 +50,15 @@ def row_kind(claim: dict) -> str:
     """`paper` (the paper's own finding, with a falsifier: counted as a replication), `check` (a paper
     claim that holds by construction: Claim.check), `cannot discriminate` (a paper claim whose
     falsifier reads "replicated" too), `falsifier not measured` (a paper claim measured here whose
-    falsifier gives no evidence: replikit.scoring.claims.falsifier_measured), `background`
+    falsifier gives no evidence: replikit.scoring.claims.falsifier_measured), `seen seeds only` (a
+    replication judged only on seeds seen before its margin was fixed: config key <paper>.seen_seeds),
+    `background`
     (a paper claim whose sentence reports earlier work or defines the effect: Source.background) or
     `hypothesis` (our reading beyond the sentence)."""
     if claim["kind"] == "paper" and (claim.get("source") or {}).get("background"):
         return "background"
-    if claim["kind"] == "paper" and claim.get("standing") in ("check", "cannot discriminate",
-                                                                   "falsifier not measured"):
+    apart = ("check", "cannot discriminate", "falsifier not measured", "seen seeds only")
+    if claim["kind"] == "paper" and claim.get("standing") in apart:
         return claim["standing"]
     return claim["kind"]
 
@@ -66,6 +68,8 @@ ROW_KINDS = (("paper", "paper claims with a falsifier (replications)"),
                                      "replicated too; not counted as replications)"),
              ("falsifier not measured", "paper claims whose falsifier gives no evidence here (not counted "
                                         "as replications)"),
+             ("seen seeds only", "paper claims judged only on seeds seen before their margin, statistic or "
+                                 "settings were fixed (not counted as replications)"),
              ("check", "checks (paper claims that hold by construction; not counted as replications)"),
              ("background", "background claims (the sentence reports earlier work or defines the effect)"),
              ("hypothesis", "hypotheses (ours)"))
@@ -369,6 +373,11 @@ def load_inputs(claims_paths: list[str], figure_paths: list[str], benchmark_path
                    "nothing here shows the experiment could have failed (not counted as replications)",
                    [(paper, c) for paper in papers for c in paper["claims"]
                     if row_kind(c) == "falsifier not measured"]))
+    groups.append(("Seen seeds only: paper claims whose margin, statistic or settings were fixed after these "
+                   "seeds had been seen, with no fresh seeds at this scale (config key <paper>.seen_seeds), "
+                   "so their verdict is not a test (not counted as replications)",
+                   [(paper, c) for paper in papers for c in paper["claims"]
+                    if row_kind(c) == "seen seeds only"]))
     groups.append(("Checks: paper claims that hold by construction in this implementation (no setting could "
                    "flip them; not counted as replications)",
                    [(paper, c) for paper in papers for c in paper["claims"] if row_kind(c) == "check"]))

@@ -226,8 +226,12 @@ class Falsifier:
 #                        in this configuration (e.g. a ladder's rung), or none of its parts carries
 #                        evidence (`falsifier_measured`). A paper claim with neither a falsifier nor a
 #                        check is refused (tools/paper_check, tests/test_falsifiers.py).
+#   seen seeds only      a replication judged only on seeds seen before its margin, statistic or
+#                        settings were fixed, with no fresh seeds at that scale (config key
+#                        <paper>.seen_seeds; replikit.scoring.seed_sets.seen_only);
 #   hypothesis           (not a paper claim) our reading beyond the sentence.
-STANDINGS = ("replication", "cannot discriminate", "check", "falsifier not measured", "hypothesis")
+STANDINGS = ("replication", "cannot discriminate", "check", "falsifier not measured", "seen seeds only",
+             "hypothesis")
 
 
 @dataclass(frozen=True)

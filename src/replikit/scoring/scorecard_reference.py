@@ -53,6 +53,8 @@ def _claim(row: dict) -> dict:
     falsifier = row.get("falsifier")
     if falsifier:
         out["falsifier"] = {"verdict": falsifier["verdict"], "parts": _parts(falsifier["parts"])}
+    if row.get("seen_only"):  # judged on seen seeds only at this scale (config key <paper>.seen_seeds)
+        out["seen_only"] = True
     if row.get("seed_sets"):  # judged on seen and fresh seeds: the headline above is the fresh set's
         out["seeds"] = row["seeds"]
         out["seed_sets"] = [{"seeds": s["seeds"], "role": s["role"], "headline": s["headline"],

@@ -84,6 +84,27 @@ def with_earlier_seeds(rows: list[dict], earlier_rows: list[dict], seeds: list[i
     return out
 
 
+SEEN_ONLY = "seen seeds only"  # the standing of a replication judged only on seen seeds
+
+
+def seen_only(rows: list[dict], ids: list[str]) -> list[dict]:
+    """`rows` with each listed claim (config key <paper>.seen_seeds: its margin, statistic or settings
+    were fixed after this scale's seeds had been seen, and the scale runs no fresh seeds for it) marked
+    `seen_only`; a replication among them stands as SEEN_ONLY, counted apart, since it has no verdict
+    from seeds never seen. Other standings (cannot discriminate, falsifier not measured) are kept."""
+    unknown = sorted(set(ids) - {r["id"] for r in rows})
+    if unknown:
+        raise MissingResult(f"listed as judged on seen seeds only, but not judged: {', '.join(unknown)}")
+    out = []
+    for row in rows:
+        if row["id"] in ids:
+            row = {**row, "seen_only": True}
+            if row.get("standing") == "replication":
+                row["standing"] = SEEN_ONLY
+        out.append(row)
+    return out
+
+
 def short_name(seed_set: dict) -> str:
     """What a table calls a seed set: "fresh seeds", "seen seeds", "earlier seeds" or "seeds"."""
     return SHORT.get(seed_set.get("role", ""), "seeds")

@@ -90,14 +90,18 @@ def paper_modules() -> dict[str, list[str]]:
 def _kind(row: dict, declared: str) -> str:
     """A paper claim whose falsifier reads "replicated" as the claim does cannot discriminate; one
     measured here whose falsifier gives no evidence is counted apart, as
-    replikit.scoring.claims.standing does."""
+    replikit.scoring.claims.standing does; so is a replication judged on seen seeds only
+    (replikit.scoring.seed_sets.seen_only)."""
     from replikit.scoring.claims import falsifier_measured
+    from replikit.scoring.seed_sets import SEEN_ONLY
 
     falsifier = row.get("falsifier")
     if declared == "paper" and falsifier and row["parts"] and not falsifier_measured(falsifier):
         return "falsifier not measured"
     both = row["verdict"] == "replicated" and (falsifier or {}).get("verdict") == "replicated"
-    return "cannot discriminate" if declared == "paper" and both else declared
+    if declared == "paper" and both:
+        return "cannot discriminate"
+    return SEEN_ONLY if declared == "paper" and row.get("seen_only") else declared
 
 
 def _claims(papers: dict, declared: dict) -> dict:
