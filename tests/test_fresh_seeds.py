@@ -235,6 +235,7 @@ def test_a_row_on_seen_seeds_only_is_marked_and_counted_apart(tmp_path, monkeypa
     assert "seen_only" not in rows[1] and rows[1]["standing"] == "replication"
     with pytest.raises(KeyError, match="seen seeds only, but not judged: T-9"):
         seen_only(rows, ["T-9"])
+    assert "seen_only" not in seen_only([{**rows[1], "parts": []}], ["T-2"])[0]  # not measured: no verdict
     summary = summarize([{"paper": "x", "scale": "smoke", "claims": rows}])["papers"]["x"]
     assert _kind(summary["T-1"], "paper") == SEEN_ONLY and _kind(summary["T-2"], "paper") == "paper"
     snap = {"made_by": {"commit": "abc", "code": {}, "how": "publish"},

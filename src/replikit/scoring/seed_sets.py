@@ -88,16 +88,17 @@ SEEN_ONLY = "seen seeds only"  # the standing of a replication judged only on se
 
 
 def seen_only(rows: list[dict], ids: list[str]) -> list[dict]:
-    """`rows` with each listed claim (config key <paper>.seen_seeds: its margin, statistic or settings
-    were fixed after this scale's seeds had been seen, and the scale runs no fresh seeds for it) marked
-    `seen_only`; a replication among them stands as SEEN_ONLY, counted apart, since it has no verdict
-    from seeds never seen. Other standings (cannot discriminate, falsifier not measured) are kept."""
+    """`rows` with each listed claim measured here (config key <paper>.seen_seeds: its margin,
+    statistic or settings were fixed after this scale's seeds had been seen, and the scale runs no
+    fresh seeds for it) marked `seen_only`; a replication among them stands as SEEN_ONLY, counted
+    apart, since it has no verdict from seeds never seen. Other standings (cannot discriminate,
+    falsifier not measured) are kept, and a row not measured here has no verdict to mark."""
     unknown = sorted(set(ids) - {r["id"] for r in rows})
     if unknown:
         raise MissingResult(f"listed as judged on seen seeds only, but not judged: {', '.join(unknown)}")
     out = []
     for row in rows:
-        if row["id"] in ids:
+        if row["id"] in ids and row.get("parts"):
             row = {**row, "seen_only": True}
             if row.get("standing") == "replication":
                 row["standing"] = SEEN_ONLY
