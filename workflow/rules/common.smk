@@ -3,6 +3,7 @@ from replikit.core.config import ConfigError, load_config
 from replikit.data.datasets import names as dataset_names
 from replikit.scoring.fidelity import paper_settings
 from replikit.papers.registry import check_experiments, code_hashes, config_errors, get
+from replikit.reporting.provenance import code_hash
 from replikit.papers.interface import dataset_files
 from replikit.papers.glue import (
     claim_inputs,
@@ -46,6 +47,9 @@ PAPER_SETTINGS = {
 # Today's hash of the code that computes each paper's results (module -> hash, replikit.reporting.provenance):
 # a change reruns the figures and scorecards it computes, and the report flags runs it computed before.
 CODE = code_hashes(PAPERS)
+# ... and of the claims job's own code (replikit.papers.glue.score_claims and what it imports: seed sets,
+# quotes, the scorecard's format), so a change there judges every paper's claims again.
+CLAIMS_JOB_CODE = code_hash("replikit.papers.glue")
 TARGETS = [t for paper in PAPERS for t in paper.targets()]
 CLAIMS = [f"{paper.results}/claims.json" for paper in PAPERS]
 FIGURES = [t for t in TARGETS if t.endswith(".png")]

@@ -87,6 +87,7 @@ for paper in PAPERS:
             settings=PAPER_SETTINGS[P],
             scale=SCALE,
             code=CODE[paper.claims.__module__],
+            job_code=CLAIMS_JOB_CODE,
         log:
             f"logs/{P}/claims.log",
         benchmark:
