@@ -155,12 +155,33 @@ def test_a_row_whose_claim_is_no_longer_declared_is_refused_not_guessed():
     """A snapshot's kinds come from the claims' declarations: a row of a claim that its paper no longer
     declares (dropped or renamed since the run) stops the publish, naming it, instead of being given a
     kind. A declared row carries its statement, for the docs' claims table."""
-    row = {"verdict": "replicated", "parts": [{"label": "x"}]}
-    declared = {"p": {"X-1": {"kind": "paper", "statement": "X grows with Y."}}}
+    row = {"verdict": "replicated", "parts": [{"label": "x"}], "definition": "d1"}
+    declared = {"p": {"X-1": {"kind": "paper", "statement": "X grows with Y.", "definition": "d1"}}}
     published = publish._claims({"p": {"X-1": row}}, declared)["p"]["X-1"]
     assert published["kind"] == "paper" and published["statement"] == "X grows with Y."
     with pytest.raises(SystemExit, match="no longer declare: p X-2; rerun"):
         publish._claims({"p": {"X-1": row, "X-2": row}}, declared)
+    # a row judged under another definition, or an unrecorded one, is refused too
+    for judged in ({**row, "definition": "d0"}, {k: v for k, v in row.items() if k != "definition"}):
+        with pytest.raises(SystemExit, match="another definition than today's.*: p X-1; rerun"):
+            publish._claims({"p": {"X-1": judged}}, declared)
+
+
+def test_the_reference_names_a_claim_judged_under_another_definition():
+    """A claim's digest covers its statement, statistic, rule and falsifier setting; the guard names a
+    row whose definition changed, so a redefined claim cannot pass on its old verdicts."""
+    from replikit.scoring.scorecard_reference import compare, definition
+
+    base = definition("X grows.", "slope", "CI > 0", "no X")
+    assert len({base, definition("X grows fast.", "slope", "CI > 0", "no X"),
+                definition("X grows.", "slope", "CI > 0", "")}) == 3
+    def card(digest: str) -> dict:
+        return {"scale": "smoke", "papers": {"p": {"X-1": {"verdict": "replicated", "parts": {},
+                                                           "definition": digest}}}}
+
+    ref, now = card(base), card("x")
+    assert any("p X-1: its statement, statistic, rule or falsifier setting changed" in line
+               for line in compare(ref, now))
 
 
 def test_every_smoke_claim_is_declared_with_a_statement():

@@ -28,6 +28,8 @@ Both writes name the machine they run on, so run them where the smoke DAG ran.
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -47,9 +49,20 @@ def _parts(parts: list[dict]) -> dict:
                          **({"no_evidence": True} if p.get("no_evidence") else {})} for p in parts}
 
 
+def definition(statement: str, statistic: str, rule: str, falsifier_setting: str = "") -> str:
+    """A short digest of what a claim is: its statement, statistic, rule and falsifier's setting. A
+    row judged under another definition is not the claim declared today (replikit.tools.publish
+    refuses it; `compare` names it)."""
+    text = json.dumps([statement, statistic, rule, falsifier_setting])
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
 def _claim(row: dict) -> dict:
-    """A claim's verdict and parts; with its falsifier's verdict and parts where it has one."""
-    out = {"verdict": row["verdict"], "parts": _parts(row["parts"])}
+    """A claim's verdict and parts; with its falsifier's verdict and parts where it has one, and the
+    digest of its definition."""
+    out = {"verdict": row["verdict"], "parts": _parts(row["parts"]),
+           "definition": definition(row["statement"], row["statistic"], row["rule"],
+                                    (row.get("falsifier") or {}).get("setting", ""))}
     falsifier = row.get("falsifier")
     if falsifier:
         out["falsifier"] = {"verdict": falsifier["verdict"], "parts": _parts(falsifier["parts"])}
@@ -114,6 +127,10 @@ def _compare_parts(where: str, rp: dict, cp: dict, tol: dict) -> list[str]:
 
 def _compare_claim(where: str, ref: dict, cur: dict, tol: dict) -> list[str]:
     lines = []
+    if "definition" in cur and ref.get("definition") != cur["definition"]:
+        lines.append(f"{where}: " + ("its statement, statistic, rule or falsifier setting changed"
+                                     if "definition" in ref else "the reference holds no definition for it")
+                     + ": judge it again and write the reference again")
     if ref["verdict"] != cur["verdict"]:
         lines.append(f"{where}: verdict {ref['verdict']!r} -> {cur['verdict']!r}")
     lines += _compare_parts(where, ref["parts"], cur["parts"], tol)

@@ -65,17 +65,21 @@ def declared_kind(claim) -> str:
 
 
 def declarations(scale: str) -> dict[str, dict[str, dict[str, str]]]:
-    """paper -> claim id -> its `kind` (`declared_kind`) and its `statement`, from the claims'
-    declarations at `scale` (nothing is run)."""
+    """paper -> claim id -> its `kind` (`declared_kind`), its `statement` and the digest of its
+    `definition` (replikit.scoring.scorecard_reference.definition), from the claims' declarations at
+    `scale` (nothing is run)."""
     from replikit.papers import paper_names, registry
     from replikit.plan.bill import load
+    from replikit.scoring.scorecard_reference import definition
 
     config = load([str(REPOSITORY / "config" / f"{scale}.yaml")] if scale != "default" else [])
     out = {}
     for name in paper_names():
         paper = registry.get(name)
         cfg = config[name]
-        out[name] = {c.id: {"kind": declared_kind(c), "statement": c.statement}
+        out[name] = {c.id: {"kind": declared_kind(c), "statement": c.statement,
+                            "definition": definition(c.statement, c.statistic, c.rule,
+                                                     c.falsifier.setting if c.falsifier else "")}
                      for c in paper.claims(paper.experiments(cfg), cfg)}
     return out
 
@@ -106,14 +110,23 @@ def _kind(row: dict, declared: str) -> str:
 
 def _claims(papers: dict, declared: dict) -> dict:
     """Each row with its kind (`_kind`, from the claim's declaration: `declarations`), its statement
-    and whether it was measured. A row whose claim the paper no longer declares has no kind, and is
-    refused rather than guessed."""
+    and whether it was measured. A row whose claim the paper no longer declares, or declares otherwise
+    (another statement, statistic, rule or falsifier setting: its `definition`), is refused rather
+    than published under today's declaration."""
     undeclared = sorted(f"{p} {cid}" for p, claims in papers.items() for cid in claims
                         if cid not in declared.get(p, {}))
+    redefined = sorted(f"{p} {cid}" for p, claims in papers.items() for cid, row in claims.items()
+                       if cid in declared.get(p, {})
+                       and row.get("definition") != declared[p][cid]["definition"])
+    fix = ("rerun those papers' claims jobs with today's code (and, for the smoke reference, write it "
+           "again) before publishing")
     if undeclared:
         raise SystemExit(f"the results hold claims their papers no longer declare: {', '.join(undeclared)}; "
-                         "rerun those papers' claims jobs with today's code (and, for the smoke reference, "
-                         "write it again) before publishing")
+                         + fix)
+    if redefined:
+        raise SystemExit("the results hold claims judged under another definition than today's (statement, "
+                         f"statistic, rule or falsifier setting), or under an unrecorded one: "
+                         f"{', '.join(redefined)}; " + fix)
     return {p: {cid: {**row, "kind": _kind(row, declared[p][cid]["kind"]),
                       "statement": declared[p][cid]["statement"], "measured": bool(row["parts"])}
                 for cid, row in claims.items()}
