@@ -61,7 +61,7 @@ def _claim(row: dict) -> dict:
     """A claim's verdict and parts; with its falsifier's verdict and parts where it has one, and the
     digest of its definition."""
     out = {"verdict": row["verdict"], "parts": _parts(row["parts"]),
-           "definition": definition(row["statement"], row["statistic"], row["rule"],
+           "definition": definition(row.get("statement", ""), row.get("statistic", ""), row.get("rule", ""),
                                     (row.get("falsifier") or {}).get("setting", ""))}
     falsifier = row.get("falsifier")
     if falsifier:
