@@ -175,3 +175,13 @@ def test_a_part_at_its_threshold_in_every_seed_carries_no_evidence_and_the_refer
     now = summarize([{"paper": "p", "scale": "smoke", "claims": evaluate([_claim(EFFECT, {
         s: 0.0 if s else 0.001 for s in range(5)})], {})}])
     assert "p X-1 falsifier [x]: now carries evidence" in compare(ref, now)
+
+
+def test_a_falsifier_part_without_evidence_does_not_hide_one_that_reads_replicated():
+    """The falsifier's verdict combines only the parts that carry evidence: one that reads the effect where
+    it should vanish makes a replicated row "cannot discriminate", whatever a no-evidence part beside it
+    reads."""
+    mixed = Falsifier("no effect", "the theory says it vanishes",
+                      lambda r: [Part("x", EFFECT, 0.0), Part("y", {s: 0.0 for s in range(5)}, 0.0)])
+    (row,) = evaluate([dataclasses.replace(_claim(EFFECT, NONE), falsifier=mixed)], {})
+    assert row["falsifier"]["verdict"] == "replicated" and row["standing"] == "cannot discriminate"

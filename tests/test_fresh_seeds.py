@@ -18,10 +18,10 @@ from replikit.core.config import load_config
 from replikit.papers import glue, registry
 from replikit.papers.glue import FRESH
 from replikit.reporting import docs
-from replikit.reporting.report import load_inputs, render
+from replikit.reporting.report import load_inputs, paper_lines, render
 from replikit.scoring.claims import Claim, Falsifier, Part, Source, judge, write_scorecard
 from replikit.scoring.fidelity import deviations, paper_settings
-from replikit.scoring.scorecard_reference import summarize
+from replikit.scoring.scorecard_reference import compare, summarize
 from replikit.scoring.seed_sets import named, with_seed_sets
 from tests.conftest import ROOT
 from tests.test_report import markdown_table_problems
@@ -236,8 +236,19 @@ def test_a_row_on_seen_seeds_only_is_marked_and_counted_apart(tmp_path, monkeypa
     with pytest.raises(KeyError, match="seen seeds only, but not judged: T-9"):
         seen_only(rows, ["T-9"])
     assert "seen_only" not in seen_only([{**rows[1], "parts": []}], ["T-2"])[0]  # not measured: no verdict
+    kept = seen_only([{**rows[1], "standing": "cannot discriminate"}], ["T-2"])[0]  # other standings are kept
+    assert kept["seen_only"] and kept["standing"] == "cannot discriminate"
+    # the report's per-paper line names them among the rows not counted
+    line = paper_lines([{"paper": "x", "scale": "smoke", "seeds": SEEN,
+                         "claims": [{**r, "source": {}} for r in rows]}])[0]["line"]
+    assert line.endswith("1 replication of the paper's claims at smoke (5 seeds): 1 replicated; "
+                         "not counted: 1 on seen seeds only"), line
     summary = summarize([{"paper": "x", "scale": "smoke", "claims": rows}])["papers"]["x"]
     assert _kind(summary["T-1"], "paper") == SEEN_ONLY and _kind(summary["T-2"], "paper") == "paper"
+    # the CI guard names a row that lost (or gained) its mark
+    lost = summarize([{"paper": "x", "scale": "smoke", "claims": [{**rows[0], "seen_only": False}, rows[1]]}])
+    assert "x T-1: no longer judged on seen seeds only" in compare(
+        {"scale": "smoke", "papers": {"x": summary}}, lost)
     snap = {"made_by": {"commit": "abc", "code": {}, "how": "publish"},
             "papers": {"x": {cid: {**row, "kind": _kind(row, "paper"), "measured": True}
                              for cid, row in summary.items()}}}

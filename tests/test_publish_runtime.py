@@ -135,14 +135,16 @@ def test_a_run_that_has_not_finished_every_paper_publishes_a_partial_snapshot(tm
         card.parent.mkdir(parents=True)
         runs = [{"module": "m", "code": "c", "commit": "a" * 40}]
         card.write_text(json.dumps({"paper": name, "scale": "default", "claims": [], "provenance": {
-            "runs": runs, "script": f"replikit.papers.{name}_analysis.claims", "analysis_code": "h"}}))
+            "runs": runs, "script": f"replikit.papers.{name}_analysis.claims", "analysis_code": "h",
+            "claims_job_code": "g"}}))
     with pytest.raises(SystemExit, match="have no results/<paper>/claims.json yet.*without --log"):
         publish.publish_scorecard("default", tmp_path, _log(tmp_path / "x.log", _at(0), _at(5)),
                                   out=tmp_path / "published")
     snap = publish.publish_scorecard("default", tmp_path, out=tmp_path / "published")
     assert snap["missing_papers"] == sorted(names[2:]) and snap["runtime"]["wall_s"] is None
     # the code that judged the claims is recorded beside the runs', so a change to it marks the snapshot stale
-    assert snap["made_by"]["code"] == {"m": "c", **{f"replikit.papers.{n}_analysis": "h" for n in names[:2]}}
+    assert snap["made_by"]["code"] == {"m": "c", "replikit.papers.glue": "g",
+                                       **{f"replikit.papers.{n}_analysis": "h" for n in names[:2]}}
     assert "Stale" in docs.made_by_line(snap, "x")
     want = f"**Partial:** the run has not finished; 2 papers are in it, {len(names) - 2} not yet ("
     snaps = {"scorecard-default": snap}
@@ -180,7 +182,7 @@ def test_the_reference_names_a_claim_judged_under_another_definition():
                                                            "definition": digest}}}}
 
     ref, now = card(base), card("x")
-    assert any("p X-1: its statement, statistic, rule or falsifier setting changed" in line
+    assert any("p X-1: its statement, statistic, rule, falsifier setting or quote changed" in line
                for line in compare(ref, now))
 
 

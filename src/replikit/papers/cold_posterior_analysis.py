@@ -278,7 +278,7 @@ NO_INVARIANT = "no D4-invariant model is trained (cold_posterior.invariance.mode
 # What CPE-2's and CPE-5's falsifiers read at the CPU scales, as measured
 INVARIANT_SAME = ("; as measured at the smoke and default scales, the invariant model's chain is the same "
                   "with and without the views, so every seed gives exactly 0: this falsifier carries no "
-                  "evidence there, and the row counts as 'falsifier not measured'")
+                  "evidence there, and cannot show that the row could fail")
 
 def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
     """CPE-1..CPE-7 for the conditions of this configuration."""

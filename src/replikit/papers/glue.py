@@ -376,6 +376,10 @@ def score_claims(sm: Any) -> None:
     judged = judged_config(cfg)
     rows = named(judge(claims, paper.load_results(files), judged, sm.params.stats, sm.params.settings, seeds,
                        subset, sm.params.scale), seeds)
+    seen = cfg.get("seen_seeds")
+    if seen:  # judged on seen seeds only at this scale: marked (before any seed set copies the row), and a
+        # replication among them counted apart; a claim with fresh seeds takes its headline from them
+        rows = seen_only(rows, [c for c in seen["claims"] if c not in (fresh or {}).get("claims", [])])
     records = [read_json(p) for p in files["metrics"]]
     if fresh:  # the listed claims judged again on the fresh seeds: their rows' headline
         fresh_files = fresh_inputs(paper, cfg, fresh, dict(sm.input.items()))
@@ -395,12 +399,10 @@ def score_claims(sm: Any) -> None:
                                 f"its claims read ({e}); fix: add a part of that run's name") from e
         rows = with_earlier_seeds(rows, earlier_rows, seeds, earlier["seeds"])
         records += [read_json(p) for p in earlier_input["metrics"]]
-    seen = cfg.get("seen_seeds")
-    if seen:  # judged on seen seeds only at this scale: marked, and a replication among them counted apart
-        rows = seen_only(rows, [c for c in seen["claims"] if c not in (fresh or {}).get("claims", [])])
     prov = record(sm.rule, _source(paper.claims), cfg, [r["device"] for r in records])
     prov.update(runs=runs_computed_by(records), analysis_code=code_hash(paper.claims.__module__),
-                analysis_uncommitted=uncommitted_code(paper.claims.__module__))
+                analysis_uncommitted=uncommitted_code(paper.claims.__module__),
+                claims_job_code=code_hash(__name__))
     # the card names every seed set: `seeds` (the paper's own) and these
     seed_sets = {key: {"seeds": sorted(int(s) for s in extra["seeds"]), "claims": list(extra["claims"])}
                  for key, extra in (("fresh_seeds", fresh), ("earlier_seeds", earlier)) if extra}

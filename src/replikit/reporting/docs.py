@@ -252,8 +252,8 @@ def block_plan_total(snaps: dict) -> str:
     t = plan["total"]
     return (f"The paper scale is priced at **{_hours(t['h100_h'])} H100-hours** in all: {t['jobs']:,} "
             f"training jobs of all {len(plan['papers'])} papers, {t['pflop']:,.1f} PFLOP "
-            f"(`python -m replikit.plan {plan['config']}`), predicted by its FLOP and launch model. The real "
-            "steps measured on a lent H200 ran slower than predicted, so read it as a lower bound "
+            f"(`python -m replikit.plan {plan['config']}`), predicted by its FLOP and launch model. The few "
+            "real steps measured on a lent H200 ran slower than predicted, so it is likely an underestimate "
             "([Planning the paper scale](docs/planning-the-paper-scale.md)). "
             + made_by_line(plan, plan["made_by"]["how"]))
 

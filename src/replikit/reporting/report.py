@@ -190,6 +190,7 @@ def subset_banners(papers: list[dict]) -> list[dict]:
 NOT_COUNTED = (("cannot discriminate", "cannot discriminate", "cannot discriminate"),
                ("falsifier not measured", "with its falsifier not measured",
                 "with their falsifier not measured"),
+               ("seen seeds only", "on seen seeds only", "on seen seeds only"),
                ("check", "check", "checks"), ("background", "background", "background"))
 
 

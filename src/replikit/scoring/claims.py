@@ -418,7 +418,10 @@ def _falsifier_row(claim: Claim, results: dict, cfg: dict, level: float, min_see
                             "results: every run a falsifier reads must be trained wherever the claim is "
                             "measured, or the falsifier declares `not_measurable` for configurations "
                             "that do not train it") from e
-    row.update(verdict=combine([p.verdict for p in parts]) if parts else "inconclusive",
+    # only the parts that carry evidence: a part that can read neither side must not hide one that reads
+    # "replicated" (the row would then count as a replication although its falsifier reads the effect)
+    evident = [p.verdict for p in parts if not p.no_evidence]
+    row.update(verdict=combine(evident) if evident else "inconclusive",
                parts=[_json_ready({**asdict(p), "evidence": p.evidence()}) for p in parts])
     return row
 

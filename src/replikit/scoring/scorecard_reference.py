@@ -49,11 +49,12 @@ def _parts(parts: list[dict]) -> dict:
                          **({"no_evidence": True} if p.get("no_evidence") else {})} for p in parts}
 
 
-def definition(statement: str, statistic: str, rule: str, falsifier_setting: str = "") -> str:
-    """A short digest of what a claim is: its statement, statistic, rule and falsifier's setting. A
-    row judged under another definition is not the claim declared today (replikit.tools.publish
-    refuses it; `compare` names it)."""
-    text = json.dumps([statement, statistic, rule, falsifier_setting])
+def definition(statement: str, statistic: str, rule: str, falsifier_setting: str = "",
+               quote: str = "") -> str:
+    """A short digest of what a claim is: its statement, statistic, rule, falsifier's setting and the
+    source sentence it quotes. A row judged under another definition is not the claim declared today
+    (replikit.tools.publish refuses it; `compare` names it)."""
+    text = json.dumps([statement, statistic, rule, falsifier_setting, quote])
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
@@ -62,7 +63,8 @@ def _claim(row: dict) -> dict:
     digest of its definition."""
     out = {"verdict": row["verdict"], "parts": _parts(row["parts"]),
            "definition": definition(row.get("statement", ""), row.get("statistic", ""), row.get("rule", ""),
-                                    (row.get("falsifier") or {}).get("setting", ""))}
+                                    (row.get("falsifier") or {}).get("setting", ""),
+                                    (row.get("source") or {}).get("quote", ""))}
     falsifier = row.get("falsifier")
     if falsifier:
         out["falsifier"] = {"verdict": falsifier["verdict"], "parts": _parts(falsifier["parts"])}
@@ -128,11 +130,14 @@ def _compare_parts(where: str, rp: dict, cp: dict, tol: dict) -> list[str]:
 def _compare_claim(where: str, ref: dict, cur: dict, tol: dict) -> list[str]:
     lines = []
     if "definition" in cur and ref.get("definition") != cur["definition"]:
-        lines.append(f"{where}: " + ("its statement, statistic, rule or falsifier setting changed"
+        lines.append(f"{where}: " + ("its statement, statistic, rule, falsifier setting or quote changed"
                                      if "definition" in ref else "the reference holds no definition for it")
                      + ": judge it again and write the reference again")
     if ref["verdict"] != cur["verdict"]:
         lines.append(f"{where}: verdict {ref['verdict']!r} -> {cur['verdict']!r}")
+    if ref.get("seen_only", False) != cur.get("seen_only", False):
+        lines.append(f"{where}: " + ("now judged on seen seeds only" if cur.get("seen_only")
+                                     else "no longer judged on seen seeds only"))
     lines += _compare_parts(where, ref["parts"], cur["parts"], tol)
     rf, cf = ref.get("falsifier"), cur.get("falsifier")
     if rf is None and cf is not None:

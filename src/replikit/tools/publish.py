@@ -51,6 +51,9 @@ def code_at(commit: str, modules: list[str]) -> dict[str, str]:
         return {m: code_hash(m, root=root) for m in modules}
 
 
+CLAIMS_JOB = "replikit.papers.glue"  # the claims job's own code (score_claims), beside each paper's
+
+
 def declared_kind(claim) -> str:
     """`background`, `check`, `falsifier not measured` (none declared), `hypothesis` or `paper` (a
     paper claim with a falsifier), from a claim's declaration (whether it cannot discriminate
@@ -79,7 +82,8 @@ def declarations(scale: str) -> dict[str, dict[str, dict[str, str]]]:
         cfg = config[name]
         out[name] = {c.id: {"kind": declared_kind(c), "statement": c.statement,
                             "definition": definition(c.statement, c.statistic, c.rule,
-                                                     c.falsifier.setting if c.falsifier else "")}
+                                                     c.falsifier.setting if c.falsifier else "",
+                                                     c.source.quote if c.source else "")}
                      for c in paper.claims(paper.experiments(cfg), cfg)}
     return out
 
@@ -111,7 +115,7 @@ def _kind(row: dict, declared: str) -> str:
 def _claims(papers: dict, declared: dict) -> dict:
     """Each row with its kind (`_kind`, from the claim's declaration: `declarations`), its statement
     and whether it was measured. A row whose claim the paper no longer declares, or declares otherwise
-    (another statement, statistic, rule or falsifier setting: its `definition`), is refused rather
+    (another statement, statistic, rule, falsifier setting or quote: its `definition`), is refused rather
     than published under today's declaration."""
     undeclared = sorted(f"{p} {cid}" for p, claims in papers.items() for cid in claims
                         if cid not in declared.get(p, {}))
@@ -125,7 +129,7 @@ def _claims(papers: dict, declared: dict) -> dict:
                          + fix)
     if redefined:
         raise SystemExit("the results hold claims judged under another definition than today's (statement, "
-                         f"statistic, rule or falsifier setting), or under an unrecorded one: "
+                         f"statistic, rule, falsifier setting or quote), or under an unrecorded one: "
                          f"{', '.join(redefined)}; " + fix)
     return {p: {cid: {**row, "kind": _kind(row, declared[p][cid]["kind"]),
                       "statement": declared[p][cid]["statement"], "measured": bool(row["parts"])}
@@ -145,7 +149,7 @@ def publish_reference(out: Path = PUBLISHED, tree: Path | None = None, log: Path
     if commit.startswith("several"):
         raise SystemExit(f"{REFERENCE.name}: its claims were judged at {commit}; rerun every claims job at "
                          "one commit and write the reference again")
-    modules = sorted({m for ms in paper_modules().values() for m in ms})
+    modules = sorted({CLAIMS_JOB} | {m for ms in paper_modules().values() for m in ms})
     snap = {"kind": "scorecard", "scale": ref["scale"],
             "made_by": {"commit": commit, "dirty": bool(judged.get("dirty")),
                         "code": code_at(commit, modules),
@@ -302,10 +306,13 @@ def publish_scorecard(scale: str, tree: Path, log: Path | list[Path] | None = No
                 code[g["module"]] = g["code"]
                 commits.add(g.get("commit"))
                 dirty |= bool(g.get("dirty"))
-        # the verdicts' own code: a snapshot whose claims code changed since is stale too
+        # the verdicts' own code, and the claims job's: a snapshot whose claims code changed since is
+        # stale too (a paper whose claims live in its run module keeps the runs' entry, the older)
         if prov.get("script") and prov.get("analysis_code"):
-            code[prov["script"].rpartition(".")[0]] = prov["analysis_code"]
+            code.setdefault(prov["script"].rpartition(".")[0], prov["analysis_code"])
             dirty |= bool(prov.get("analysis_uncommitted"))
+        if prov.get("claims_job_code"):
+            code[CLAIMS_JOB] = prov["claims_job_code"]
     commit = sorted(c for c in commits if c)[0] if len(commits) == 1 else "several: " + ", ".join(
         sorted(str(c)[:10] for c in commits))
     runtime = run_time(tree, log, pauses)
