@@ -222,8 +222,7 @@ def block_claim_statements(snaps: dict) -> str:
     lines = ["| paper | claim | kind | what it states |", "|---|---|---|---|"]
     for paper, claims in snap["papers"].items():
         for cid, row in claims.items():
-            kind = "hypothesis" if row["kind"] == "hypothesis" else (
-                "background" if row["kind"] == "background" else "the paper's own")
+            kind = row["kind"] if row["kind"] in ("hypothesis", "background") else "the paper's own"
             lines.append(f"| {paper} | {cid} | {kind} | {row.get('statement') or '-'} |")
     return "\n".join(lines)
 
