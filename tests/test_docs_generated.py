@@ -197,6 +197,76 @@ def test_the_scan_finds_result_numbers_and_spares_settings(line, hits):
     assert hand_typed_numbers(f"<!-- generated:x -->\n{line}\n<!-- /generated:x -->") == []
 
 
+# ---------------------------------------------------------------- hand-typed verdicts
+
+VERDICT = re.compile(r"\b(?:not replicated|replicated|inconclusive)\b")
+# Sentences that name a claim beside a verdict word without reporting a result: each phrase, and why.
+ALLOWED_VERDICT = {
+    "read inconclusive, saying": "a rule of the code: a margin that a pilot sized on another dataset is not "
+                                 "applied (tests/test_data_setting.py), whatever the run gives",
+}
+
+
+def _prose(text: str) -> list[tuple[int, str]]:
+    """(first line, paragraph) for each paragraph or list item outside generated blocks and fenced code,
+    its lines joined, inline code, link targets and quoted words removed."""
+    out, cur, fence, generated = [], [], False, False
+    for i, line in enumerate(text.splitlines(), 1):
+        if line.startswith("```"):
+            fence = not fence
+        if line.startswith("<!-- generated:"):
+            generated = True
+        if line.startswith("<!-- /generated:"):
+            generated = False
+            continue
+        if fence or generated or line.startswith("```") or not line.strip() or line.lstrip()[:2] in (
+                "- ", "| ", "# ") or line.lstrip()[:3] == "1. ":
+            if cur:
+                out.append(cur)
+            cur = [] if fence or generated or not line.strip() or line.startswith("```") else [(i, line)]
+            continue
+        cur.append((i, line))
+    if cur:
+        out.append(cur)
+    joined = [(par[0][0], " ".join(line.strip() for _, line in par)) for par in out]
+    return [(i, re.sub(r'"[^"]*"', "", re.sub(r"\]\([^)]*\)", "]", re.sub(r"`[^`]*`", "", p))))
+            for i, p in joined]
+
+
+def hand_typed_verdicts(text: str) -> list[tuple[int, str]]:
+    """(line, sentence) for each sentence outside generated blocks that names a claim id beside a
+    verdict word: a verdict typed by hand (a verdict in quotes is a word of the rule, not a result)."""
+    out = []
+    for i, par in _prose(text):
+        for phrase in ALLOWED_VERDICT:
+            par = par.replace(phrase, "")
+        out += [(i, sent) for sent in re.split(r"(?<=[.;])\s", par)
+                if CLAIM.search(sent) and VERDICT.search(sent)]
+    return out
+
+
+def test_no_hand_typed_verdicts_outside_generated_blocks():
+    print("\nAllowed verdict phrases:", *(f"  {k!r}: {v}" for k, v in ALLOWED_VERDICT.items()), sep="\n")
+    found = {str(p.relative_to(ROOT)): hand_typed_verdicts(p.read_text()) for p in documents_scanned()}
+    found = {k: v for k, v in found.items() if v}
+    assert not found, ("a claim's verdict typed by hand (generate it from a snapshot, or move dated readings "
+                       "to docs/measurements/):\n" + "\n".join(f"{k}:{i}: {h}" for k, v in found.items()
+                                                                 for i, h in v))
+    texts = [p.read_text() for p in documents_scanned()]
+    assert [k for k in ALLOWED_VERDICT if not any(k in t.replace("\n", " ") for t in texts)] == []
+
+
+@pytest.mark.parametrize("text, hits", [
+    ("- **Cold posterior.** CPE-4 turns not replicated\n  at rung 1 (data size).", 1),
+    ("LL-1 first read replicated at rung 1; LL-2 stays inconclusive.", 2),
+    ('A falsifier must be able to read "not replicated" (CPE-2).', 0),
+    ("<!-- generated:x -->\n| CL-2 | not replicated |\n<!-- /generated:x -->", 0),
+    ("```\nDT-1 replicated\n```", 0),
+])
+def test_the_verdict_scan_finds_typed_verdicts_and_spares_rule_words(text, hits):
+    assert len(hand_typed_verdicts(text)) == hits
+
+
 # ---------------------------------------------------------------- config comments
 
 

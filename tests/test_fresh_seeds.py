@@ -30,7 +30,7 @@ SCHEMA = ROOT / "workflow/schemas/config.schema.yaml"
 SEEN, FRESH_SEEDS = [0, 1, 2, 3, 4], [10, 11, 12, 13, 14]
 # the rows whose margin, statistic or settings were fixed after seeds 0-4 had run at the default scale
 DECLARED = {"depthwise_transfer": ["DT-1", "DT-3", "DT-4"], "continual_learning": ["CL-2", "CL-5"],
-            "benign_memorization": ["BM-6"], "shaped_transformer": ["ST-3"]}
+            "benign_memorization": ["BM-6"], "shaped_transformer": ["ST-1", "ST-3"]}
 STATS = {"ci_level": 0.9, "min_seeds": 5}
 
 
@@ -255,6 +255,10 @@ def test_a_row_on_seen_seeds_only_is_marked_and_counted_apart(tmp_path, monkeypa
     assert docs._counts(docs._all_claims(snap)) == {SEEN_ONLY: {"replicated": 1}, "paper": {"replicated": 1}}
     assert "| T-1 | seen seeds only | replicated (seen seeds only) |" in docs.block_scorecard_table(
         {"scorecard-smoke": snap}, "smoke")
+    # a marked row counted by another kind keeps its mark in the README's per-paper cell
+    snap["papers"]["x"]["T-2"] = {**snap["papers"]["x"]["T-2"], "kind": "background", "seen_only": True}
+    assert "replicated T-1 (seen seeds only), T-2 (background; seen seeds only) |" in (
+        docs.block_verdict_summary({"scorecard-smoke": snap}))
     # through the claims job, from the paper's config block
     sm = _claims_job(tmp_path, monkeypatch, scales, None)
     sm.params.cfg["seen_seeds"] = {"claims": ["DT-1"]}

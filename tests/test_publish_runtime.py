@@ -153,6 +153,50 @@ def test_a_run_that_has_not_finished_every_paper_publishes_a_partial_snapshot(tm
     assert "Partial" not in docs.block_runtimes({"scorecard-default": complete})
 
 
+def test_a_partial_snapshot_times_only_the_papers_it_has_judged(tmp_path):
+    """A missing paper's finished jobs are not its time: a partial snapshot's job counts and seconds
+    cover the judged papers (and the shared data), and the generated line names no missing paper."""
+    from replikit.papers import paper_names
+    from replikit.reporting import docs
+
+    judged, missing = paper_names()[:1], paper_names()[1:]
+    card = tmp_path / f"results/{judged[0]}/claims.json"
+    card.parent.mkdir(parents=True)
+    card.write_text(json.dumps({"paper": judged[0], "scale": "default", "claims": [], "provenance": {}}))
+    for paper, seconds in ((judged[0], 60.0), (missing[0], 7200.0), ("data", 6.0)):
+        bench = tmp_path / f"logs/benchmarks/{paper}/train/run/seed0.tsv"
+        bench.parent.mkdir(parents=True)
+        bench.write_text(f"s\th:m:s\tcpu_time\n{seconds}\t0:00:00\t1.0\n")
+    snap = publish.publish_scorecard("default", tmp_path, out=tmp_path / "published")
+    assert set(snap["runtime"]["per_paper"]) == {judged[0], "data"}
+    assert snap["runtime"]["jobs"] == 2 and snap["runtime"]["job_s"] == 66.0
+    line = docs.block_runtimes({"scorecard-default": snap}).splitlines()[1]
+    assert "the 2 jobs of the finished papers took" in line and missing[0] not in line.split("(")[0]
+
+
+def test_the_runtime_records_the_cores_the_machine_and_the_dates(tmp_path):
+    """The cores come from Snakemake's own log ("Provided cores: N"), the dates from its timestamps (or,
+    without a log, from when the benchmark files were written); the generated line shows both."""
+    import os
+
+    from replikit.reporting import docs
+
+    log = _log(tmp_path / "a.log", _at(0), _at(60 * 24))
+    log.write_text(log.read_text() + "Provided cores: 2\n")
+    timed = publish.machine_time(tmp_path, [log])
+    assert timed == {"cores": 2, "machine_cpus": os.cpu_count(), "dates": ["2026-11-29", "2026-11-30"]}
+    bench = tmp_path / "logs/benchmarks/p/train/run/seed0.tsv"
+    bench.parent.mkdir(parents=True)
+    bench.write_text("s\th:m:s\tcpu_time\n1.0\t0:00:01\t1.0\n")
+    os.utime(bench, (_at(0).timestamp(),) * 2)
+    assert publish.machine_time(tmp_path, [])["dates"] == ["2026-11-29", "2026-11-29"]
+    assert publish.machine_time(tmp_path, [])["cores"] is None  # no log in the tree says
+    rt = {"wall_s": 600, "jobs": 3, "job_s": 100, **timed, "machine_cpus": 2}
+    line = docs.block_runtimes({"scorecard-default": {"made_by": {"how": "x", "commit": "abc", "code": {}},
+                                                      "runtime": rt}}).splitlines()[1]
+    assert "(3 jobs, 0.03 job-hours), on 2 cores of a 2-CPU machine, 2026-11-29 to 2026-11-30. " in line
+
+
 def test_a_row_whose_claim_is_no_longer_declared_is_refused_not_guessed():
     """A snapshot's kinds come from the claims' declarations: a row of a claim that its paper no longer
     declares (dropped or renamed since the run) stops the publish, naming it, instead of being given a

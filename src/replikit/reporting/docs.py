@@ -180,7 +180,10 @@ def block_verdict_summary(snaps: dict) -> str:
             claims = snap["papers"].get(p, {})
             groups = collections.defaultdict(list)
             for cid, row in claims.items():
-                tag = f" ({row['kind']})" if row["kind"] != "paper" else ""
+                tags = [row["kind"]] if row["kind"] != "paper" else []
+                if row.get("seen_only") and row["kind"] != "seen seeds only":  # counted by its other kind
+                    tags.append("seen seeds only")
+                tag = f" ({'; '.join(tags)})" if tags else ""
                 groups[row["verdict"] if row["measured"] else "not measured"].append(cid + tag)
             cells.append("; ".join(f"{v} {', '.join(groups[v])}" for v in VERDICTS if groups[v]) or "-")
         lines.append(f"| {p} | " + " | ".join(cells) + " |")
@@ -315,22 +318,38 @@ def block_runtimes(snaps: dict) -> str:
             calls = f" in {rt['calls']} calls (stopped and resumed)" if rt.get("calls", 1) > 1 else ""
             calls += ", pauses left out" if rt.get("paused_s") else ""
             lines.append(f"- **{scale}**: {_minutes(rt['wall_s'])} end to end{calls} ({rt['jobs']:,} jobs, "
-                         f"{rt['job_s'] / 3600:,.2f} job-hours{_longest_paper(rt)}){timed_at(snap)}. "
-                         + made_by_line(snap, snap["made_by"]["how"]))
+                         f"{rt['job_s'] / 3600:,.2f} job-hours{_longest_paper(rt, snap)}){machine_words(rt)}"
+                         f"{timed_at(snap)}. " + made_by_line(snap, snap["made_by"]["how"]))
         elif rt:
-            lines.append(f"- **{scale}**: not yet timed end to end; its {rt['jobs']:,} jobs took "
-                         f"{rt['job_s'] / 3600:,.2f} job-hours{_longest_paper(rt)}. "
+            finished = " of the finished papers" if snap.get("missing_papers") else ""
+            lines.append(f"- **{scale}**: not yet timed end to end; the {rt['jobs']:,} jobs{finished} took "
+                         f"{rt['job_s'] / 3600:,.2f} job-hours{_longest_paper(rt, snap)}{machine_words(rt)}. "
                          + made_by_line(snap, snap["made_by"]["how"]) + partial_line(snap))
         else:
             lines.append(f"- **{scale}**: not yet timed end to end in a published run.")
     return "\n".join(lines)
 
 
-def _longest_paper(runtime: dict) -> str:
+def machine_words(runtime: dict) -> str:
+    """", on 2 cores of a 2-CPU machine, 2026-11-29 to 2026-11-30": the cores the run was given, the
+    machine's CPUs and the run's dates, as far as the snapshot records them ("" for none)."""
+    cores, cpus, dates = runtime.get("cores"), runtime.get("machine_cpus"), runtime.get("dates")
+    words = []
+    if cores:
+        given = f"{cores} cores" if isinstance(cores, int) else f"{'/'.join(map(str, cores))} cores (by call)"
+        words.append(given + (f" of a {cpus}-CPU machine" if cpus else ""))
+    if dates:
+        words.append(dates[0] if dates[0] == dates[1] else f"{dates[0]} to {dates[1]}")
+    return ", on " + ", ".join(words) if words else ""
+
+
+def _longest_paper(runtime: dict, snap: dict) -> str:
     """The paper whose jobs took the most job-hours, as ", of which <paper> <job-hours>", and
     induction heads' where it is not that paper (IH-1's runs, hours a seed on one core: issue 64 asks
-    for their time here); "" without a per-paper breakdown."""
+    for their time here); "" without a per-paper breakdown. A paper a partial snapshot misses is left
+    out: its finished jobs are not its time."""
     papers = {path.stem for path in (REPOSITORY / "config" / "papers").glob("*.yaml")}
+    papers -= set(snap.get("missing_papers") or [])
     per = {p: r for p, r in (runtime.get("per_paper") or {}).items() if p in papers}
     if not per:
         return ""

@@ -17,6 +17,7 @@ import collections
 import csv
 import datetime as dt
 import json
+import os
 import re
 import subprocess
 import sys
@@ -253,11 +254,15 @@ def calls_wall(logs: list[Path], pauses: Path | None = None) -> dict:
             "paused_s": round(gone, 1)}
 
 
-def run_time(tree: Path, log: Path | list[Path] | None = None, pauses: Path | None = None) -> dict:
+def run_time(tree: Path, log: Path | list[Path] | None = None, pauses: Path | None = None,
+             papers: set[str] | None = None) -> dict:
     """What a run took: per paper and in all, jobs, job and CPU seconds (its benchmark files; job
-    seconds less the pauses), and its wall time (its Snakemake logs, when given: summed over the calls,
-    less the pauses)."""
+    seconds less the pauses; with `papers`, only theirs and the shared data's), its wall time (its
+    Snakemake logs, when given: summed over the calls, less the pauses), the cores it was given and its
+    dates (`machine_time`)."""
     per_paper = benchmark_seconds(tree, paused_intervals(pauses) if pauses else None)
+    if papers is not None:
+        per_paper = {k: v for k, v in per_paper.items() if k in papers or k == "data"}
     logs = [log] if isinstance(log, Path) else list(log or [])
     wall = calls_wall(logs, pauses) if logs else {"wall_s": None}
     if wall.get("calls") == 1 and not wall["paused_s"]:
@@ -265,7 +270,29 @@ def run_time(tree: Path, log: Path | list[Path] | None = None, pauses: Path | No
     return {"per_paper": per_paper, "jobs": sum(v["jobs"] for v in per_paper.values()),
             "job_s": round(sum(v["job_s"] for v in per_paper.values()), 1),
             "cpu_s": round(sum(v["cpu_s"] for v in per_paper.values()), 1), **wall,
-            "timed_at": runs_commit(tree)}
+            "timed_at": runs_commit(tree), **machine_time(tree, logs, papers)}
+
+
+CORES = re.compile(r"^Provided cores: (\d+)$", re.M)
+
+
+def machine_time(tree: Path, logs: list[Path], papers: set[str] | None = None) -> dict:
+    """The cores Snakemake was given (`cores`: from the run's logs, else every log in the tree's
+    .snakemake/log; None when none says), the machine's CPU count (`machine_cpus`: the machine that
+    publishes, which must be the run's, as its benchmark files' times are read) and the run's dates
+    (`dates`: first and last day, from the logs' timestamps, else from when its benchmark files were
+    written; with `papers`, only theirs)."""
+    found = logs or sorted((tree / ".snakemake" / "log").glob("*.log"))
+    cores = sorted({int(n) for path in found for n in CORES.findall(path.read_text())})
+    if logs:
+        days = [t for span in map(log_span, logs) if span for t in span]
+    else:
+        root = tree / "logs" / "benchmarks"
+        days = [dt.datetime.fromtimestamp(path.stat().st_mtime) for path in root.rglob("*.tsv")
+                if papers is None or path.relative_to(root).parts[0] in papers]
+    return {"cores": (cores[0] if len(cores) == 1 else cores) if cores else None,
+            "machine_cpus": os.cpu_count(),
+            "dates": [min(days).date().isoformat(), max(days).date().isoformat()] if days else None}
 
 
 def runs_commit(tree: Path) -> str | None:
@@ -315,7 +342,9 @@ def publish_scorecard(scale: str, tree: Path, log: Path | list[Path] | None = No
             code[CLAIMS_JOB] = prov["claims_job_code"]
     commit = sorted(c for c in commits if c)[0] if len(commits) == 1 else "several: " + ", ".join(
         sorted(str(c)[:10] for c in commits))
-    runtime = run_time(tree, log, pauses)
+    # a partial run's figures cover the papers it has judged (a missing paper's finished jobs would
+    # read as its time)
+    runtime = run_time(tree, log, pauses, {c["paper"] for c in cards} if missing else None)
     snap = {"kind": "scorecard", "scale": scale,
             "made_by": {"commit": commit, "dirty": dirty, "code": code,
                         "how": f"python -m replikit.tools.publish scorecard {scale} TREE"},
