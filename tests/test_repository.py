@@ -40,3 +40,23 @@ def test_claims_read_as_declarations():
                          and inner is not node and inner.end_lineno - inner.lineno + 1 > 40]
     assert not offenders, f"pass the fields by name (id=..., statement=..., ...): {offenders}"
     assert not long, f"split the helper into named parts: {long}"
+
+
+def test_a_claim_range_in_the_code_ends_at_the_papers_last_claim():
+    """A module's or function's docstring that spans a paper's claims ("CPE-1..CPE-9") names its last
+    declared claim: a range typed when a paper had fewer claims goes stale silently otherwise."""
+    import ast
+    import re
+
+    span = re.compile(r"\b([A-Z]{2,3})-1\s*\.\.\s*\1-(\d+)\b")
+    declared: dict[str, int] = {}
+    for path in (ROOT / "src/replikit/papers").glob("*_analysis.py"):
+        for prefix, number in re.findall(r'\bid="([A-Z]{2,3})-(\d+)"', path.read_text()):
+            declared[prefix] = max(declared.get(prefix, 0), int(number))
+    docs = [(path, ast.get_docstring(node) or "") for path in sorted((ROOT / "src").rglob("*.py"))
+            for node in ast.walk(ast.parse(path.read_text()))
+            if isinstance(node, ast.Module | ast.FunctionDef | ast.ClassDef)]
+    stale = [f"{path.relative_to(ROOT)}: {m.group(0)} (last declared: {m.group(1)}-{declared[m.group(1)]})"
+             for path, doc in docs for m in span.finditer(doc)
+             if m.group(1) in declared and int(m.group(2)) != declared[m.group(1)]]
+    assert not stale, stale

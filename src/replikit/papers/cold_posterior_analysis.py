@@ -1,4 +1,4 @@
-"""Aggregation, figures and claims for the cold-posterior replication (CPE-1..CPE-5)."""
+"""Aggregation, figures and claims for the cold-posterior replication (CPE-1..CPE-9)."""
 
 from __future__ import annotations
 
@@ -281,7 +281,7 @@ INVARIANT_SAME = ("; as measured at the smoke and default scales, the invariant 
                   "evidence there, and cannot show that the row could fail")
 
 def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
-    """CPE-1..CPE-7 for the conditions of this configuration."""
+    """CPE-1..CPE-9 for the conditions of this configuration."""
     prior = float(cfg["prior_scale"])
     aug_run = RunSpec("plain", cfg["augmentation"], None, prior)
     no_aug = RunSpec("plain", "none", None, prior)
