@@ -42,6 +42,31 @@ def test_two_calls_sum_and_the_pauses_inside_them_are_left_out(tmp_path):
     assert wall == {"wall_s": (60 + 40 - 10 - 5) * 60.0, "calls": 2, "paused_s": 15 * 60.0}
 
 
+def test_a_call_stopped_mid_job_lasts_until_its_last_heartbeat(tmp_path):
+    """A call killed at a session's end while a job of hours ran logs nothing after its last job event:
+    its heartbeats end it instead. A beat after the next call's start belongs to that call; a beat
+    before a call's last log line changes nothing."""
+    first = _log(tmp_path / "a.log", _at(0), _at(10))  # logged 10 min, but alive until minute 150
+    second = _log(tmp_path / "b.log", _at(300), _at(330))  # finished: its log ends it
+    beats = tmp_path / "beats.jsonl"
+    beats.write_text("\n".join(json.dumps({"alive": _at(m).timestamp()}) for m in (5, 60, 150, 310, 320))
+                     + "\n")
+    wall = publish.calls_wall([first, second], heartbeats=beats)
+    assert wall == {"wall_s": (150 + 30) * 60.0, "calls": 2, "paused_s": 0.0, "heartbeat_s": 140 * 60.0}
+    pauses = _pauses(tmp_path / "p.jsonl", (_at(100), _at(110)))
+    assert publish.calls_wall([first, second], pauses, beats)["wall_s"] == (150 + 30 - 10) * 60.0
+    assert publish.calls_wall([first, second])["wall_s"] == (10 + 30) * 60.0  # without: the logs alone
+    beats.write_text(json.dumps({"when": 1.0}) + "\n")
+    with pytest.raises(SystemExit, match="has no 'alive'"):
+        publish.calls_wall([first], heartbeats=beats)
+    from replikit.reporting import docs
+
+    snap = {"made_by": {"how": "x", "commit": "abc", "code": {}},
+            "runtime": {"wall_s": 600, "jobs": 3, "job_s": 100, "calls": 2, "heartbeat_s": 60.0}}
+    assert "in 2 calls (stopped and resumed), each call ended at its last heartbeat (3 jobs" in (
+        docs.block_runtimes({"scorecard-default": snap}))
+
+
 def test_one_call_never_paused_reads_as_before(tmp_path):
     log = _log(tmp_path / "a.log", _at(0), _at(12))
     assert publish.run_time(tmp_path, log)["wall_s"] == 720.0

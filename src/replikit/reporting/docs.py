@@ -317,6 +317,7 @@ def block_runtimes(snaps: dict) -> str:
         elif rt and rt.get("wall_s"):
             calls = f" in {rt['calls']} calls (stopped and resumed)" if rt.get("calls", 1) > 1 else ""
             calls += ", pauses left out" if rt.get("paused_s") else ""
+            calls += ", each call ended at its last heartbeat" if rt.get("heartbeat_s") else ""
             lines.append(f"- **{scale}**: {_minutes(rt['wall_s'])} end to end{calls} ({rt['jobs']:,} jobs, "
                          f"{rt['job_s'] / 3600:,.2f} job-hours{_longest_paper(rt, snap)}){machine_words(rt)}"
                          f"{timed_at(snap)}. " + made_by_line(snap, snap["made_by"]["how"]))

@@ -243,29 +243,61 @@ def _overlap(a: tuple[dt.datetime, dt.datetime], b: tuple[dt.datetime, dt.dateti
     return max(0.0, (min(a[1], b[1]) - max(a[0], b[0])).total_seconds())
 
 
-def calls_wall(logs: list[Path], pauses: Path | None = None) -> dict:
+def heartbeat_times(heartbeats: Path) -> list[dt.datetime]:
+    """The signs of life of a run, from a JSON-lines file of {"alive": unix seconds} written while its
+    Snakemake was running (other keys, such as the evidence of a beat reconstructed afterwards, are
+    kept in the file for the reader)."""
+    out = []
+    for i, line in enumerate(heartbeats.read_text().splitlines(), 1):
+        if line.strip():
+            event = json.loads(line)
+            if "alive" not in event:
+                raise SystemExit(f"{heartbeats}:{i}: {line!r} has no 'alive' (unix seconds); each line is "
+                                 "one sign of life of the run")
+            out.append(dt.datetime.fromtimestamp(event["alive"]))
+    return sorted(out)
+
+
+def extended_spans(spans: list[tuple[dt.datetime, dt.datetime]], beats: list[dt.datetime]
+                   ) -> list[tuple[dt.datetime, dt.datetime]]:
+    """Each call's span, ended at its last heartbeat where that is later than its log's last line: a
+    call stopped mid-job (at a session's end) writes nothing after its last job event. A beat belongs
+    to the call it follows, up to the next call's start."""
+    spans = sorted(spans)
+    nexts = [s[0] for s in spans[1:]] + [dt.datetime.max]
+    return [(a, max([b] + [t for t in beats if a <= t < nxt]))
+            for (a, b), nxt in zip(spans, nexts, strict=True)]
+
+
+def calls_wall(logs: list[Path], pauses: Path | None = None, heartbeats: Path | None = None) -> dict:
     """The wall time of a run made in one or more Snakemake calls (one log each; a run stopped and
-    resumed), summed over the calls, less the time it was paused within them (`pauses`)."""
-    spans = [span for log in logs if (span := log_span(log))]
+    resumed), summed over the calls, less the time it was paused within them (`pauses`); with
+    `heartbeats`, each call lasts until its last sign of life (`extended_spans`)."""
+    logged = [span for log in logs if (span := log_span(log))]
+    spans = extended_spans(logged, heartbeat_times(heartbeats)) if heartbeats else logged
     paused = paused_intervals(pauses) if pauses else []
     gone = sum(_overlap(s, p) for s in spans for p in paused)
     wall = sum((s[1] - s[0]).total_seconds() for s in spans)
-    return {"wall_s": round(wall - gone, 1) if spans else None, "calls": len(spans),
-            "paused_s": round(gone, 1)}
+    out = {"wall_s": round(wall - gone, 1) if spans else None, "calls": len(spans),
+           "paused_s": round(gone, 1)}
+    if heartbeats:
+        out["heartbeat_s"] = round(sum((b - s[1]).total_seconds() for s, (_, b) in zip(
+            sorted(logged), spans, strict=True)), 1)
+    return out
 
 
 def run_time(tree: Path, log: Path | list[Path] | None = None, pauses: Path | None = None,
-             papers: set[str] | None = None) -> dict:
+             papers: set[str] | None = None, heartbeats: Path | None = None) -> dict:
     """What a run took: per paper and in all, jobs, job and CPU seconds (its benchmark files; job
     seconds less the pauses; with `papers`, only theirs and the shared data's), its wall time (its
-    Snakemake logs, when given: summed over the calls, less the pauses), the cores it was given and its
-    dates (`machine_time`)."""
+    Snakemake logs, when given: summed over the calls, each ended at its last heartbeat, less the
+    pauses), the cores it was given and its dates (`machine_time`)."""
     per_paper = benchmark_seconds(tree, paused_intervals(pauses) if pauses else None)
     if papers is not None:
         per_paper = {k: v for k, v in per_paper.items() if k in papers or k == "data"}
     logs = [log] if isinstance(log, Path) else list(log or [])
-    wall = calls_wall(logs, pauses) if logs else {"wall_s": None}
-    if wall.get("calls") == 1 and not wall["paused_s"]:
+    wall = calls_wall(logs, pauses, heartbeats) if logs else {"wall_s": None}
+    if wall.get("calls") == 1 and not wall["paused_s"] and not wall.get("heartbeat_s"):
         wall = {"wall_s": wall["wall_s"]}  # one call, never paused: as before
     return {"per_paper": per_paper, "jobs": sum(v["jobs"] for v in per_paper.values()),
             "job_s": round(sum(v["job_s"] for v in per_paper.values()), 1),
@@ -308,7 +340,7 @@ def runs_commit(tree: Path) -> str | None:
 
 
 def publish_scorecard(scale: str, tree: Path, log: Path | list[Path] | None = None, out: Path = PUBLISHED,
-                      pauses: Path | None = None) -> dict:
+                      pauses: Path | None = None, heartbeats: Path | None = None) -> dict:
     """A scale's snapshot from a run's tree: every scorecard (results/*/claims.json), the code that
     computed its runs and judged its claims (the scorecards' provenance), and what the run took (its
     benchmark files; wall time from its Snakemake log when given). A run that has not finished every
@@ -344,7 +376,7 @@ def publish_scorecard(scale: str, tree: Path, log: Path | list[Path] | None = No
         sorted(str(c)[:10] for c in commits))
     # a partial run's figures cover the papers it has judged (a missing paper's finished jobs would
     # read as its time)
-    runtime = run_time(tree, log, pauses, {c["paper"] for c in cards} if missing else None)
+    runtime = run_time(tree, log, pauses, {c["paper"] for c in cards} if missing else None, heartbeats)
     snap = {"kind": "scorecard", "scale": scale,
             "made_by": {"commit": commit, "dirty": dirty, "code": code,
                         "how": f"python -m replikit.tools.publish scorecard {scale} TREE"},
@@ -468,6 +500,8 @@ def main(argv: list[str] | None = None) -> int:
                     "wall time; a run made in several calls (stopped and resumed) gives each call's log")
     sc.add_argument("--pauses", type=Path, help="JSON lines of {paused: t} / {resumed: t} (unix seconds): "
                     "time the run was paused (SIGSTOP) within its calls, left out of its wall time")
+    sc.add_argument("--heartbeats", type=Path, help="JSON lines of {alive: t} (unix seconds), written while "
+                    "the run's Snakemake was alive: a call stopped mid-job lasts until its last beat")
     pl = sub.add_parser("plan", help="the plan's totals")
     pl.add_argument("config")
     pl.add_argument("--plan-json", type=Path, help="reuse `python -m replikit.plan CONFIG --json` output")
@@ -484,7 +518,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.action == "reference":
         publish_reference(tree=args.tree, log=args.log)
     elif args.action == "scorecard":
-        publish_scorecard(args.scale, args.tree, args.log, pauses=args.pauses)
+        publish_scorecard(args.scale, args.tree, args.log, pauses=args.pauses, heartbeats=args.heartbeats)
     elif args.action == "plan":
         publish_plan(args.config, args.plan_json, args.made_at)
     elif args.action == "dag":
