@@ -308,3 +308,15 @@ def test_the_fragile_block_lists_the_parts_below_the_line():
     for p in snap["papers"]["p"]["P-1"]["parts"].values():
         p["stability"] = None
     assert "holds no stability yet" in block_fragile({"scorecard-smoke": snap})
+
+
+def test_the_readme_cell_marks_a_fragile_row():
+    """A row with a part whose chance of the same verdict at 5 fresh seeds is under the fragile line is
+    marked in the README's per-paper cell, beside its kind; a steady row is not."""
+    def row(stability: float) -> dict:
+        return {"verdict": "replicated", "measured": True, "kind": "paper",
+                "parts": {"a": {"verdict": "replicated", "mean": 0.1, "stability": stability}}}
+
+    snap = {"made_by": {"commit": "abc", "code": {}, "how": "x"},
+            "papers": {"x": {"T-1": row(0.43), "T-2": row(0.99)}}}
+    assert "| x | replicated T-1 (fragile), T-2 |" in docs.block_verdict_summary({"scorecard-smoke": snap})

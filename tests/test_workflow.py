@@ -53,6 +53,22 @@ def test_slurm_profile_dry_run(tmp_path):
     assert "bm_train" in res.stdout + res.stderr
 
 
+def test_slurm_jobs_ask_for_the_cpus_their_torch_is_pinned_to():
+    """sbatch's --cpus-per-task is a job's `threads` (8 per training job at the paper scale) unless a
+    `cpus_per_task` resource overrides it: the profile sets none, or every job would get 1 CPU and run
+    8 torch threads on it (the oversubscription that slows torch 10-30x)."""
+    from types import SimpleNamespace
+
+    from snakemake_executor_plugin_slurm_jobstep import get_cpu_setting
+
+    profile = yaml.safe_load((ROOT / "profiles/slurm/config.yaml").read_text())
+    assert "cpus_per_task" not in profile["default-resources"]
+    resources = SimpleNamespace(**profile["default-resources"], get=profile["default-resources"].get)
+    paper = load_config(ROOT / "config/paper.yaml", ROOT / "workflow/schemas/config.schema.yaml")
+    job = SimpleNamespace(threads=paper["threads"], resources=resources)
+    assert get_cpu_setting(job, gpu=True) == f"--cpus-per-task={paper['threads']}" == "--cpus-per-task=8"
+
+
 def test_lint_is_clean():
     res = smk("--lint", "--configfile", str(ROOT / "config/smoke.yaml"))
     assert res.returncode == 0, res.stdout + res.stderr

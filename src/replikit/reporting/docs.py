@@ -156,6 +156,8 @@ KIND_WORDS = {"paper": "the papers' own findings, each with a falsifier (replica
 
 
 def block_verdict_summary(snaps: dict) -> str:
+    from replikit.scoring.stability import fragile
+
     lines = []
     for scale, snap in _scorecards(snaps):
         by_kind = _counts(_all_claims(snap))
@@ -183,6 +185,8 @@ def block_verdict_summary(snaps: dict) -> str:
                 tags = [row["kind"]] if row["kind"] != "paper" else []
                 if row.get("seen_only") and row["kind"] != "seen seeds only":  # counted by its other kind
                     tags.append("seen seeds only")
+                if any(fragile(part.get("stability")) for part in row["parts"].values()):
+                    tags.append("fragile")
                 tag = f" ({'; '.join(tags)})" if tags else ""
                 groups[row["verdict"] if row["measured"] else "not measured"].append(cid + tag)
             cells.append("; ".join(f"{v} {', '.join(groups[v])}" for v in VERDICTS if groups[v]) or "-")
