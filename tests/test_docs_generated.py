@@ -320,3 +320,9 @@ def test_the_readme_cell_marks_a_fragile_row():
     snap = {"made_by": {"commit": "abc", "code": {}, "how": "x"},
             "papers": {"x": {"T-1": row(0.43), "T-2": row(0.99)}}}
     assert "| x | replicated T-1 (fragile), T-2 |" in docs.block_verdict_summary({"scorecard-smoke": snap})
+
+
+def test_parts_with_one_mean_are_said_once_with_their_count():
+    """The two bounds of an equivalence judge one statistic: the table says its mean once."""
+    parts = {"a > -m": {"mean": 0.1}, "a < m": {"mean": 0.1}, "b": {"mean": -0.2}, "c": {"mean": 0.1}}
+    assert docs._means(parts) == ["+0.100 (2 parts)", "-0.200", "+0.100"]

@@ -198,6 +198,16 @@ def _fmt_mean(x: float | None) -> str:
     return "n/a" if x is None else f"{x:+.3f}"
 
 
+def _means(parts: dict) -> list[str]:
+    """Each part's mean, a run of parts with one mean (the two bounds of an equivalence judge one
+    statistic) said once, with their count."""
+    out: list[tuple[str, int]] = []
+    for part in parts.values():
+        text = _fmt_mean(part["mean"])
+        out = out[:-1] + [(text, out[-1][1] + 1)] if out and out[-1][0] == text else out + [(text, 1)]
+    return [text + (f" ({n} parts)" if n > 1 else "") for text, n in out]
+
+
 def block_scorecard_table(snaps: dict, scale: str) -> str:
     snap = snaps.get(f"scorecard-{scale}")
     if snap is None:
@@ -207,7 +217,8 @@ def block_scorecard_table(snaps: dict, scale: str) -> str:
     machines = machine_lines(snap)
     if machines:
         lines += [" ".join(machines), ""]
-    lines += ["| claim | kind | verdict | ours: mean per part |", "|---|---|---|---|"]
+    lines += ["| claim | kind | verdict | ours: mean per part (parts with one mean, once) |",
+              "|---|---|---|---|"]
     for claims in snap["papers"].values():
         for cid, row in claims.items():
             verdict = row["verdict"] if row["measured"] else "not measured"
@@ -218,7 +229,7 @@ def block_scorecard_table(snaps: dict, scale: str) -> str:
                 verdict += " (" + "; ".join(named) + ")"
             if row.get("seen_only"):  # config key <paper>.seen_seeds: no fresh seeds at this scale
                 verdict += " (seen seeds only)"
-            means = "; ".join(_fmt_mean(part["mean"]) for part in row["parts"].values()) or "-"
+            means = "; ".join(_means(row["parts"])) or "-"
             lines.append(f"| {cid} | {row['kind']} | {verdict} | {means} |")
     return "\n".join(lines)
 
