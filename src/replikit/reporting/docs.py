@@ -333,8 +333,10 @@ def block_runtimes(snaps: dict) -> str:
             calls = f" in {rt['calls']} calls (stopped and resumed)" if rt.get("calls", 1) > 1 else ""
             calls += ", pauses left out" if rt.get("paused_s") else ""
             calls += ", each call ended at its last heartbeat" if rt.get("heartbeat_s") else ""
+            resumed = "; a resumed job counts its last attempt" if rt.get("calls", 1) > 1 else ""
             lines.append(f"- **{scale}**: {_minutes(rt['wall_s'])} end to end{calls} ({rt['jobs']:,} jobs, "
-                         f"{rt['job_s'] / 3600:,.2f} job-hours{_longest_paper(rt, snap)}){machine_words(rt)}"
+                         f"{rt['job_s'] / 3600:,.2f} job-hours{_longest_paper(rt, snap)}{resumed})"
+                         f"{machine_words(rt)}"
                          f"{timed_at(snap)}. " + made_by_line(snap, snap["made_by"]["how"]))
         elif rt:
             finished = " of the finished papers" if snap.get("missing_papers") else ""
