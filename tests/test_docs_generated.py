@@ -199,7 +199,10 @@ def test_the_scan_finds_result_numbers_and_spares_settings(line, hits):
 
 # ---------------------------------------------------------------- hand-typed verdicts
 
-VERDICT = re.compile(r"\b(?:not replicated|replicated|inconclusive)\b")
+VERDICT = re.compile(r"\b(?:not replicated|replicated|inconclusive)\b", re.I)
+# A verdict in quotes is a word of the rule, not a result, where the sentence says what could be read
+# ("must be able to read", "false", "calls noise").
+MODAL = re.compile(r"\b(?:can|cannot|could|able to|may|must|would|false|never)\b", re.I)
 # Sentences that name a claim beside a verdict word without reporting a result: each phrase, and why.
 ALLOWED_VERDICT = {
     "read inconclusive, saying": "a rule of the code: a margin that a pilot sized on another dataset is not "
@@ -209,39 +212,42 @@ ALLOWED_VERDICT = {
 
 def _prose(text: str) -> list[tuple[int, str]]:
     """(first line, paragraph) for each paragraph or list item outside generated blocks and fenced code,
-    its lines joined, inline code, link targets and quoted words removed."""
+    its lines joined, inline code and link targets removed."""
     out, cur, fence, generated = [], [], False, False
     for i, line in enumerate(text.splitlines(), 1):
-        if line.startswith("```"):
+        fenced = line.lstrip().startswith("```")
+        if fenced:
             fence = not fence
         if line.startswith("<!-- generated:"):
             generated = True
         if line.startswith("<!-- /generated:"):
             generated = False
             continue
-        if fence or generated or line.startswith("```") or not line.strip() or line.lstrip()[:2] in (
+        if fence or generated or fenced or not line.strip() or line.lstrip()[:2] in (
                 "- ", "| ", "# ") or line.lstrip()[:3] == "1. ":
             if cur:
                 out.append(cur)
-            cur = [] if fence or generated or not line.strip() or line.startswith("```") else [(i, line)]
+            cur = [] if fence or generated or not line.strip() or fenced else [(i, line)]
             continue
         cur.append((i, line))
     if cur:
         out.append(cur)
     joined = [(par[0][0], " ".join(line.strip() for _, line in par)) for par in out]
-    return [(i, re.sub(r'"[^"]*"', "", re.sub(r"\]\([^)]*\)", "]", re.sub(r"`[^`]*`", "", p))))
-            for i, p in joined]
+    return [(i, re.sub(r"\]\([^)]*\)", "]", re.sub(r"`[^`]*`", "", p))) for i, p in joined]
 
 
 def hand_typed_verdicts(text: str) -> list[tuple[int, str]]:
     """(line, sentence) for each sentence outside generated blocks that names a claim id beside a
-    verdict word: a verdict typed by hand (a verdict in quotes is a word of the rule, not a result)."""
+    verdict word: a verdict typed by hand (a quoted verdict in a sentence that says what could be read
+    is a word of the rule: MODAL)."""
     out = []
     for i, par in _prose(text):
         for phrase in ALLOWED_VERDICT:
             par = par.replace(phrase, "")
-        out += [(i, sent) for sent in re.split(r"(?<=[.;])\s", par)
-                if CLAIM.search(sent) and VERDICT.search(sent)]
+        for sent in re.split(r"(?<=[.;])\s", par):
+            bare = re.sub(r'"[^"]*"', "", sent) if MODAL.search(sent) else sent
+            if CLAIM.search(bare) and VERDICT.search(bare):
+                out.append((i, sent))
     return out
 
 
@@ -260,6 +266,9 @@ def test_no_hand_typed_verdicts_outside_generated_blocks():
     ("- **Cold posterior.** CPE-4 turns not replicated\n  at rung 1 (data size).", 1),
     ("LL-1 first read replicated at rung 1; LL-2 stays inconclusive.", 2),
     ('A falsifier must be able to read "not replicated" (CPE-2).', 0),
+    ('CPE-4 reads "not replicated" at rung 1.', 1),
+    ("Replicated at every rung: DT-2.", 1),
+    ("  ```\n  DT-1 replicated\n  ```", 0),
     ("<!-- generated:x -->\n| CL-2 | not replicated |\n<!-- /generated:x -->", 0),
     ("```\nDT-1 replicated\n```", 0),
 ])
@@ -322,7 +331,9 @@ def test_the_readme_cell_marks_a_fragile_row():
     assert "| x | replicated T-1 (fragile), T-2 |" in docs.block_verdict_summary({"scorecard-smoke": snap})
 
 
-def test_parts_with_one_mean_are_said_once_with_their_count():
-    """The two bounds of an equivalence judge one statistic: the table says its mean once."""
-    parts = {"a > -m": {"mean": 0.1}, "a < m": {"mean": 0.1}, "b": {"mean": -0.2}, "c": {"mean": 0.1}}
-    assert docs._means(parts) == ["+0.100 (2 parts)", "-0.200", "+0.100"]
+def test_an_equivalences_two_bounds_say_their_mean_once():
+    """The two bounds of an equivalence judge one statistic: the table says its mean once. Parts of
+    other statistics keep their own entries, even with the same mean (three tasks at 0, say)."""
+    parts = {"a > -0.015": {"mean": 0.1}, "a < 0.015": {"mean": 0.1}, "b": {"mean": -0.2},
+             "sudoku: x": {"mean": 0.0}, "maze: x": {"mean": 0.0}, "c > -0.05": {"mean": 0.0}}
+    assert docs._means(parts) == ["+0.100 (both bounds)", "-0.200", "+0.000", "+0.000", "+0.000"]

@@ -52,8 +52,9 @@ def test_it_beats_only_while_snakemake_works_in_the_tree(fake_snakemake, tmp_pat
     proc.kill()
     proc.wait()
     assert not heartbeat.snakemake_working(tree)
-    start("--cores", "2", "--nolock")  # a side call beside the run, not the run
-    assert not heartbeat.snakemake_working(tree)
+    for side in ("--nolock", "-n", "--unlock"):  # side calls beside the run, not the run
+        start("--cores", "2", side)
+        assert not heartbeat.snakemake_working(tree), side
 
 
 def test_a_beat_is_one_json_line_publish_reads():

@@ -64,7 +64,8 @@ def test_a_call_stopped_mid_job_lasts_until_its_last_heartbeat(tmp_path):
     snap = {"made_by": {"how": "x", "commit": "abc", "code": {}},
             "runtime": {"wall_s": 600, "jobs": 3, "job_s": 100, "calls": 2, "heartbeat_s": 60.0}}
     line = docs.block_runtimes({"scorecard-default": snap})
-    assert "in 2 calls (stopped and resumed), each call ended at its last heartbeat (3 jobs" in line
+    assert ("in 2 calls (stopped and resumed), a call stopped mid-job ended at its last heartbeat "
+            "(3 jobs") in line
     assert "0.03 job-hours; a resumed job counts its last attempt)" in line
 
 

@@ -54,9 +54,10 @@ def test_slurm_profile_dry_run(tmp_path):
 
 
 def test_slurm_jobs_ask_for_the_cpus_their_torch_is_pinned_to():
-    """sbatch's --cpus-per-task is a job's `threads` (8 per training job at the paper scale) unless a
-    `cpus_per_task` resource overrides it: the profile sets none, or every job would get 1 CPU and run
-    8 torch threads on it (the oversubscription that slows torch 10-30x)."""
+    """sbatch's --cpus-per-task is a job's `threads` unless a `cpus_per_task` resource overrides it: the
+    profile sets none, or every job would get 1 CPU and run its torch threads on it (the oversubscription
+    that slows torch 10-30x). Here a training job of the paper scale, whose rule takes config key
+    `threads` (workflow/rules/papers.smk), under the profile's defaults."""
     from types import SimpleNamespace
 
     from snakemake_executor_plugin_slurm_jobstep import get_cpu_setting

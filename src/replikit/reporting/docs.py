@@ -198,14 +198,20 @@ def _fmt_mean(x: float | None) -> str:
     return "n/a" if x is None else f"{x:+.3f}"
 
 
+BOUND = re.compile(r"\s*[<>]=?\s*[-+]?[\d.]+(?:e[-+]?\d+)?$")
+
+
 def _means(parts: dict) -> list[str]:
-    """Each part's mean, a run of parts with one mean (the two bounds of an equivalence judge one
-    statistic) said once, with their count."""
-    out: list[tuple[str, int]] = []
-    for part in parts.values():
-        text = _fmt_mean(part["mean"])
-        out = out[:-1] + [(text, out[-1][1] + 1)] if out and out[-1][0] == text else out + [(text, 1)]
-    return [text + (f" ({n} parts)" if n > 1 else "") for text, n in out]
+    """Each part's mean; the two bounds of an equivalence (parts whose labels differ only in their
+    trailing "< m" / "> -m") judge one statistic, so their mean is said once, "(both bounds)"."""
+    out: list[tuple[str, str, int]] = []
+    for label, part in parts.items():
+        key, text = BOUND.sub("", label), _fmt_mean(part["mean"])
+        if out and out[-1][:2] == (key, text) and BOUND.search(label):
+            out[-1] = (key, text, out[-1][2] + 1)
+        else:
+            out.append((key, text, 1))
+    return [text + (" (both bounds)" if n == 2 else f" ({n} parts)" if n > 2 else "") for _, text, n in out]
 
 
 def block_scorecard_table(snaps: dict, scale: str) -> str:
@@ -217,7 +223,7 @@ def block_scorecard_table(snaps: dict, scale: str) -> str:
     machines = machine_lines(snap)
     if machines:
         lines += [" ".join(machines), ""]
-    lines += ["| claim | kind | verdict | ours: mean per part (parts with one mean, once) |",
+    lines += ["| claim | kind | verdict | ours: mean per part (an equivalence's two bounds, once) |",
               "|---|---|---|---|"]
     for claims in snap["papers"].values():
         for cid, row in claims.items():
@@ -332,7 +338,7 @@ def block_runtimes(snaps: dict) -> str:
         elif rt and rt.get("wall_s"):
             calls = f" in {rt['calls']} calls (stopped and resumed)" if rt.get("calls", 1) > 1 else ""
             calls += ", pauses left out" if rt.get("paused_s") else ""
-            calls += ", each call ended at its last heartbeat" if rt.get("heartbeat_s") else ""
+            calls += ", a call stopped mid-job ended at its last heartbeat" if rt.get("heartbeat_s") else ""
             resumed = "; a resumed job counts its last attempt" if rt.get("calls", 1) > 1 else ""
             lines.append(f"- **{scale}**: {_minutes(rt['wall_s'])} end to end{calls} ({rt['jobs']:,} jobs, "
                          f"{rt['job_s'] / 3600:,.2f} job-hours{_longest_paper(rt, snap)}{resumed})"
@@ -341,7 +347,8 @@ def block_runtimes(snaps: dict) -> str:
         elif rt:
             finished = " of the finished papers" if snap.get("missing_papers") else ""
             lines.append(f"- **{scale}**: not yet timed end to end; the {rt['jobs']:,} jobs{finished} took "
-                         f"{rt['job_s'] / 3600:,.2f} job-hours{_longest_paper(rt, snap)}{machine_words(rt)}. "
+                         f"{rt['job_s'] / 3600:,.2f} job-hours{_longest_paper(rt, snap)} "
+                         f"(a resumed job counts its last attempt){machine_words(rt)}. "
                          + made_by_line(snap, snap["made_by"]["how"]) + partial_line(snap))
         else:
             lines.append(f"- **{scale}**: not yet timed end to end in a published run.")
@@ -354,7 +361,8 @@ def machine_words(runtime: dict) -> str:
     cores, cpus, dates = runtime.get("cores"), runtime.get("machine_cpus"), runtime.get("dates")
     words = []
     if cores:
-        given = f"{cores} cores" if isinstance(cores, int) else f"{'/'.join(map(str, cores))} cores (by call)"
+        given = (f"{cores} cores" if isinstance(cores, int)
+                 else f"{'/'.join(map(str, cores))} cores (calls differ)")
         words.append(given + (f" of a {cpus}-CPU machine" if cpus else ""))
     if dates:
         words.append(dates[0] if dates[0] == dates[1] else f"{dates[0]} to {dates[1]}")

@@ -6,10 +6,12 @@ last beat instead.
     python -m replikit.tools.heartbeat TREE [--out FILE] [--every 60] &   # beside the run
 
 appends {"alive": unix seconds} to FILE (default TREE/logs/heartbeats.jsonl) every `every` seconds
-while a Snakemake process works in TREE: its working directory is TREE, it is not stopped (SIGSTOP:
-a pause, which publish leaves out anyway) and it is not a `--nolock` side call (judging claims again
-beside the run, say). It stops by itself once no such process has been seen for `--idle` seconds.
-Linux only (it reads /proc).
+while the run's Snakemake works in TREE: a Snakemake process whose working directory is TREE, that
+runs jobs (not a dry run, `--unlock`, `--lint`, `--summary` or a listing, nor a `--nolock` side
+call, such as judging claims again beside the run) and is not stopped (SIGSTOP: a pause, which
+publish leaves out anyway). A beat counts for the call it follows, up to the next call's start, so
+nothing else may write beats there. It stops by itself once no such process, stopped or not, has
+been seen for `--idle` seconds. Linux only (it reads /proc).
 """
 
 from __future__ import annotations
@@ -33,19 +35,31 @@ def _process(pid_dir: Path) -> tuple[list[str], Path, str] | None:
     return argv, cwd, state
 
 
-def snakemake_working(tree: Path, proc: Path = PROC) -> bool:
-    """Whether a Snakemake process (its command line names snakemake) works in `tree`, is not stopped
-    (state T) and is not a `--nolock` side call."""
+# Snakemake calls that run no job of the run: never a sign of its life.
+NOT_THE_RUN = {"-n", "--dry-run", "--dryrun", "--unlock", "--lint", "--summary", "-S",
+               "--detailed-summary", "-D", "--list", "-l", "--list-rules", "--list-target-rules", "--nolock",
+               "--dag", "--rulegraph"}
+
+
+def run_states(tree: Path, proc: Path = PROC) -> list[str]:
+    """The state letters (T: stopped) of the Snakemake processes that run jobs in `tree` (their command
+    line names snakemake; see NOT_THE_RUN)."""
     tree = tree.resolve()
+    out = []
     for pid_dir in proc.glob("[0-9]*"):
         found = _process(pid_dir)
         if found is None:
             continue
         argv, cwd, state = found
-        if (cwd == tree and state != "T" and "--nolock" not in argv
+        if (cwd == tree and not NOT_THE_RUN & set(argv)
                 and any(Path(a).name.startswith("snakemake") for a in argv[:3])):
-            return True
-    return False
+            out.append(state)
+    return out
+
+
+def snakemake_working(tree: Path, proc: Path = PROC) -> bool:
+    """Whether the run's Snakemake works in `tree` and is not stopped (paused)."""
+    return any(state != "T" for state in run_states(tree, proc))
 
 
 def beat(out: Path, now: float | None = None) -> None:
@@ -58,9 +72,11 @@ def run(tree: Path, out: Path, every: float = 60.0, idle: float = 3600.0) -> Non
     """Beat every `every` seconds while Snakemake works in `tree`; return after `idle` seconds without."""
     last_seen = time.monotonic()
     while time.monotonic() - last_seen < idle:
-        if snakemake_working(tree):
-            beat(out)
+        states = run_states(tree)
+        if states:  # a pause, however long, is not idle
             last_seen = time.monotonic()
+        if any(state != "T" for state in states):
+            beat(out)
         time.sleep(every)
 
 

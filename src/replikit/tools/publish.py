@@ -302,22 +302,26 @@ def run_time(tree: Path, log: Path | list[Path] | None = None, pauses: Path | No
     return {"per_paper": per_paper, "jobs": sum(v["jobs"] for v in per_paper.values()),
             "job_s": round(sum(v["job_s"] for v in per_paper.values()), 1),
             "cpu_s": round(sum(v["cpu_s"] for v in per_paper.values()), 1), **wall,
-            "timed_at": runs_commit(tree), **machine_time(tree, logs, papers)}
+            "timed_at": runs_commit(tree), **machine_time(tree, logs, papers, heartbeats)}
 
 
 CORES = re.compile(r"^Provided cores: (\d+)$", re.M)
 
 
-def machine_time(tree: Path, logs: list[Path], papers: set[str] | None = None) -> dict:
+def machine_time(tree: Path, logs: list[Path], papers: set[str] | None = None,
+                 heartbeats: Path | None = None) -> dict:
     """The cores Snakemake was given (`cores`: from the run's logs, else every log in the tree's
     .snakemake/log; None when none says), the machine's CPU count (`machine_cpus`: the machine that
     publishes, which must be the run's, as its benchmark files' times are read) and the run's dates
-    (`dates`: first and last day, from the logs' timestamps, else from when its benchmark files were
-    written; with `papers`, only theirs)."""
+    (`dates`: first and last day, from the calls' spans, each ended at its last heartbeat, else from
+    when its benchmark files were written; with `papers`, only theirs)."""
     found = logs or sorted((tree / ".snakemake" / "log").glob("*.log"))
     cores = sorted({int(n) for path in found for n in CORES.findall(path.read_text())})
     if logs:
-        days = [t for span in map(log_span, logs) if span for t in span]
+        spans = [span for span in map(log_span, logs) if span]
+        if heartbeats:
+            spans = extended_spans(spans, heartbeat_times(heartbeats))
+        days = [t for span in spans for t in span]
     else:
         root = tree / "logs" / "benchmarks"
         days = [dt.datetime.fromtimestamp(path.stat().st_mtime) for path in root.rglob("*.tsv")
