@@ -140,23 +140,32 @@ def documents_scanned() -> list[Path]:
     return [p for p in docs.documents(ROOT) if str(p.relative_to(ROOT)) not in EXEMPT_FILES]
 
 
+def prose_lines(text: str) -> list[tuple[int, str | None]]:
+    """(line number, line) for each line outside generated blocks and fenced code (an indented fence
+    too), inline code and link targets removed; None where a block or fence breaks the prose."""
+    out: list[tuple[int, str | None]] = []
+    fence = generated = False
+    for i, line in enumerate(text.splitlines(), 1):
+        if line.lstrip().startswith("```"):
+            fence = not fence
+            out.append((i, None))
+        elif line.startswith("<!-- generated:") or line.startswith("<!-- /generated:"):
+            generated = line.startswith("<!-- generated:")
+            out.append((i, None))
+        elif fence or generated:
+            continue
+        else:
+            out.append((i, re.sub(r"\]\([^)]*\)", "]", re.sub(r"`[^`]*`", "", line))))
+    return out
+
+
 def hand_typed_numbers(text: str) -> list[tuple[int, str]]:
     """(line, number) for each result number outside generated blocks, fenced code, inline code and
     link targets: a number with a unit, a decimal on a line that names a claim id, a verdict count."""
-    out, fence, generated = [], False, False
-    for i, line in enumerate(text.splitlines(), 1):
-        if line.startswith("```"):
-            fence = not fence
+    out = []
+    for i, s in prose_lines(text):
+        if s is None:
             continue
-        if line.startswith("<!-- generated:"):
-            generated = True
-        if line.startswith("<!-- /generated:"):
-            generated = False
-            continue
-        if fence or generated:
-            continue
-        s = re.sub(r"`[^`]*`", "", line)
-        s = re.sub(r"\]\([^)]*\)", "]", s)
         for phrase in ALLOWED:
             s = s.replace(phrase, "")
         hits = [m.group(0) for m in WITH_UNIT.finditer(s)] + [m.group(0) for m in COUNT.finditer(s)]
@@ -211,29 +220,19 @@ ALLOWED_VERDICT = {
 
 
 def _prose(text: str) -> list[tuple[int, str]]:
-    """(first line, paragraph) for each paragraph or list item outside generated blocks and fenced code,
-    its lines joined, inline code and link targets removed."""
-    out, cur, fence, generated = [], [], False, False
-    for i, line in enumerate(text.splitlines(), 1):
-        fenced = line.lstrip().startswith("```")
-        if fenced:
-            fence = not fence
-        if line.startswith("<!-- generated:"):
-            generated = True
-        if line.startswith("<!-- /generated:"):
-            generated = False
-            continue
-        if fence or generated or fenced or not line.strip() or line.lstrip()[:2] in (
-                "- ", "| ", "# ") or line.lstrip()[:3] == "1. ":
+    """(first line, paragraph) for each paragraph or list item of `prose_lines`, its lines joined."""
+    out, cur = [], []
+    for i, line in prose_lines(text):
+        starts = line is not None and (line.lstrip()[:2] in ("- ", "| ", "# ") or line.lstrip()[:3] == "1. ")
+        if line is None or not line.strip() or starts:
             if cur:
                 out.append(cur)
-            cur = [] if fence or generated or not line.strip() or fenced else [(i, line)]
+            cur = [(i, line)] if starts else []
             continue
         cur.append((i, line))
     if cur:
         out.append(cur)
-    joined = [(par[0][0], " ".join(line.strip() for _, line in par)) for par in out]
-    return [(i, re.sub(r"\]\([^)]*\)", "]", re.sub(r"`[^`]*`", "", p))) for i, p in joined]
+    return [(par[0][0], " ".join(line.strip() for _, line in par)) for par in out]
 
 
 def hand_typed_verdicts(text: str) -> list[tuple[int, str]]:
