@@ -185,3 +185,36 @@ def test_a_falsifier_part_without_evidence_does_not_hide_one_that_reads_replicat
                       lambda r: [Part("x", EFFECT, 0.0), Part("y", {s: 0.0 for s in range(5)}, 0.0)])
     (row,) = evaluate([dataclasses.replace(_claim(EFFECT, NONE), falsifier=mixed)], {})
     assert row["falsifier"]["verdict"] == "replicated" and row["standing"] == "cannot discriminate"
+
+
+def test_a_falsifier_whose_margin_its_own_pilot_sized_counts_the_row_apart():
+    """A margin sized from the pilot's mean of the statistic the falsifier reads (half of NTK's spread,
+    judging NTK's spread) makes the falsifier's "not replicated" expected: the row counts apart, in the
+    scorecard, the report and a published snapshot, unless its falsifier reads replicated too."""
+    from replikit.scoring.claims import SIZED_BY_PILOT
+    from replikit.tools.publish import _kind, declared_kind
+
+    claim = _claim(EFFECT, NONE)
+    sized = dataclasses.replace(claim, falsifier=dataclasses.replace(
+        claim.falsifier, sized_by_pilot="the margin is half of the pilot's mean of this statistic"))
+    (row,) = evaluate([sized], {})
+    assert row["verdict"] == "replicated" and row["falsifier"]["verdict"] == "not replicated"
+    assert row["standing"] == SIZED_BY_PILOT == row_kind(row)
+    assert row["falsifier"]["sized_by_pilot"].startswith("the margin is half")
+    assert declared_kind(sized) == SIZED_BY_PILOT and declared_kind(claim) == "paper"
+    summary = summarize([{"paper": "p", "scale": "smoke", "claims": [row]}])["papers"]["p"]["X-1"]
+    assert _kind(summary, SIZED_BY_PILOT) == SIZED_BY_PILOT
+    both = dataclasses.replace(sized, falsifier=dataclasses.replace(
+        sized.falsifier, measure=lambda r: [Part("x", EFFECT, 0.0)]))
+    (row,) = evaluate([both], {})
+    assert row["standing"] == "cannot discriminate"
+    summary = summarize([{"paper": "p", "scale": "smoke", "claims": [row]}])["papers"]["p"]["X-1"]
+    assert _kind(summary, SIZED_BY_PILOT) == "cannot discriminate"
+
+
+def test_the_falsifiers_sized_by_their_own_pilot_are_the_declared_ones():
+    """SC-1, SC-3, CL-2 and ST-1 size their margins from the pilot's contrast (NTK, NTP, the ratio),
+    which is what their falsifiers read; no other claim says so."""
+    found = {key.split("/")[1] for key, c in _paper_claims("config.yaml").items()
+             if c.falsifier is not None and c.falsifier.sized_by_pilot}
+    assert found == {"SC-1", "SC-3", "CL-2", "ST-1"}

@@ -264,3 +264,47 @@ def test_every_smoke_claim_is_declared_with_a_statement():
     declared = publish.declarations("smoke")
     assert set(declared) == set(paper_names())
     assert all(d["statement"].strip() and d["kind"] for claims in declared.values() for d in claims.values())
+
+
+def _job(t: dt.datetime, jobid: int, bench: str, output: str) -> str:
+    return (f"[{t.strftime('%a %b %d %H:%M:%S %Y')}]\nlocalrule p_train:\n    output: {output}\n"
+            f"    log: logs/p/seed0.log\n    jobid: {jobid}\n    benchmark: {bench}\n"
+            "    wildcards: seed=0\n    resources: tmpdir=/tmp\nShell command: None\n")
+
+
+def _event(t: dt.datetime, text: str) -> str:
+    return f"[{t.strftime('%a %b %d %H:%M:%S %Y')}]\n{text}\n"
+
+
+def test_a_job_resumed_over_calls_counts_every_part_its_record_names(tmp_path):
+    """A job stopped at a session's end and resumed from its checkpoint in the next call: a benchmark
+    file holds its last attempt only, so the earlier parts come from the calls' logs, as many as its
+    run record's Stopwatch `parts` says (an older attempt of other code, started afresh after, is not
+    one), each to its call's end (its last heartbeat), less the pauses inside it."""
+    bench, out = "logs/benchmarks/p/train/seed0.tsv", "results/p/runs/seed0/metrics.json"
+    (tmp_path / bench).parent.mkdir(parents=True)
+    (tmp_path / bench).write_text("s\th:m:s\tcpu_time\n600\t0:10:00\t590\n")
+    (tmp_path / out).parent.mkdir(parents=True)
+    (tmp_path / out).write_text(json.dumps({"elapsed_s": 2400.0, "parts": 2}))
+    logs = [tmp_path / "0.log", tmp_path / "1.log", tmp_path / "2.log"]
+    failed = "Error in rule p_train:\n    message: None\n    jobid: 7\n    output: x"
+    logs[0].write_text(_job(_at(0), 7, bench, out) + _event(_at(5), failed))
+    logs[1].write_text(_job(_at(100), 3, bench, out))  # stopped mid-job: alive until minute 130
+    logs[2].write_text(_job(_at(200), 4, bench, out) + _event(_at(210), "Finished jobid: 4 (Rule: p_train)"))
+    beats = tmp_path / "beats.jsonl"
+    beats.write_text("\n".join(json.dumps({"alive": _at(m).timestamp()}) for m in (110, 130)) + "\n")
+    spans = publish.earlier_parts(tmp_path, logs, beats)
+    assert spans == {bench: [(_at(100), _at(130))]}
+    pauses = _pauses(tmp_path / "p.jsonl", (_at(120), _at(125)))
+    rt = publish.run_time(tmp_path, logs, pauses, heartbeats=beats)
+    assert rt["per_paper"]["p"] == {"jobs": 1, "job_s": 600 + 25 * 60.0, "cpu_s": 590.0, "earlier_parts": 1}
+    assert rt["earlier_parts"] == 1
+    (tmp_path / out).write_text(json.dumps({"elapsed_s": 600.0, "parts": 1}))  # started afresh: no part
+    assert publish.earlier_parts(tmp_path, logs, beats) == {}
+    assert publish.job_attempts(logs[0], _at(9))[0]["end"] == _at(5)  # a failed attempt ends at its error
+    from replikit.reporting import docs
+
+    line = docs.block_runtimes({"scorecard-default": {"made_by": {"how": "x", "commit": "abc", "code": {}},
+                                                      "runtime": {**rt, "per_paper": {}}}})
+    assert "a job resumed from its checkpoint counts every part, an earlier one to its call's end" in line
+    assert "(1 such part)" in line

@@ -20,7 +20,7 @@ MEMORIZED = 0.9  # training accuracy on random labels that counts as "memorized"
 # BM-6: the largest relative probe drop at the best encoder stage that counts as "largely unaffected".
 # Rule: "largely" read as "loses less than a tenth"; a reading of the word, from no data. Set on
 # 2026-11-25 (issue 30), after earlier BM-6 numbers (a different statistic: output minus first stage)
-# had been seen; not yet judged on seeds that no earlier run used.
+# had been seen, so BM-6's row says so (its caveat) and its default headline comes from fresh seeds.
 BM6_UNAFFECTED = 0.10
 SOURCE = "arXiv 2210.14019 (ICLR 2023)"
 QUAL = "qualitative; exact value not verified offline (paper body unavailable here)"
@@ -526,6 +526,9 @@ def claims(runs: dict[str, list[RunSpec]], augmentation: str) -> list[Claim]:
             not_measurable=_no_clean_runs,
             reading=f"'largely unaffected' read as keeping at least {1 - BM6_UNAFFECTED:.0%} of the "
             "clean-label run's probe accuracy: the bound is ours, the abstract gives no number",
+            caveat="the bound and the statistic were set on 2026-11-25, after earlier BM-6 numbers had been "
+            "seen; its headline comes from fresh seeds where the scale has them (fresh_seeds), else it "
+            "counts as seen seeds only",
             figures=("probe_per_layer",),
             drawn=(("probe_per_layer", "y"),),
             falsifier=Falsifier(

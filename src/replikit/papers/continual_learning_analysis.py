@@ -31,6 +31,11 @@ from replikit.scoring.claims import Claim, Falsifier, Part, Source
 SOURCE = "arXiv 2506.16884 (ICML 2025)"
 QUAL = "qualitative; exact values not verified offline"
 LEARNED = 0.5  # a setting learned its tasks when LA >= chance + LEARNED * (1 - chance)
+# The filter (learned_only) came after CL-3's and CL-4's first readings had been seen (LEARNED_AFTER).
+LEARNED_AFTER = ("the learned-settings filter (LA at least halfway from chance to perfect) was added on "
+                 "2026-11-23 (commit 5390c5b), after this claim's first readings had been seen; its "
+                 "headline comes from fresh seeds where the scale has them (fresh_seeds), else it counts "
+                 "as seen seeds only")
 WHERE = "Graldi et al., ICML 2025 (arXiv 2506.16884), abstract"
 WIDTH = Source(
     quote="We show that increasing model width is only beneficial when it reduces the amount of feature "
@@ -502,6 +507,8 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
             "parts only: the muP-minus-NTP part has no counterpart, NTP against itself being 0 and NTP "
             "minus muP the claim's part negated, by construction)",
             measure=lambda r: flat(r, ntp, "NTP"),
+            sized_by_pilot="the margin is half of the pilot's median NTP change of CFr over these widths "
+            "(CL2_MARGIN_RULE), the statistic this falsifier reads",
         ),
         "CL-3": Falsifier(
             setting=f"the most similar tasks ({sim[similar.name]}, N={similar.width}) instead of the main "
@@ -579,6 +586,7 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
             rule="CI > 0 over the gamma0 values every seed learned (LA at least halfway from chance to "
             "perfect)",
             measure=cl3,
+            caveat=LEARNED_AFTER,
             source=TRANSITION,
             uses=("gamma_sweep",),
             figures=("forgetting_vs_gamma",),
@@ -595,6 +603,7 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
             "noise)" + where,
             rule="CI > 0, over the gamma0 values every seed learned",
             measure=cl4,
+            caveat=LEARNED_AFTER,
             source=CRITICAL,
             uses=("gamma_sweep", "main_width"),
             figures=("forgetting_vs_gamma",),

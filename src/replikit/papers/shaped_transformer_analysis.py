@@ -317,6 +317,8 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
         "ratios differ by the ratio's effect; the margins are half of the change from d/n = "
         f"{lo:g} to {hi:g} (MARGIN_RULE), so a difference across those ratios should exceed them",
         measure=lambda r: equal(r, *mixed),
+        sized_by_pilot=f"the margins are half of the pilot's median change from d/n = {lo:g} to {hi:g} at "
+        "the largest width (MARGIN_RULE), which this falsifier reads, with the change of width besides",
     )
 
     def st2(r: dict) -> list[Part]:

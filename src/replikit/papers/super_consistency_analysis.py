@@ -320,6 +320,8 @@ def claims(runs: dict[str, list[Train]], cfg: dict) -> list[Claim]:
                 "different dynamics at different scales', so the NTK widths' spread should exceed the "
                 "margin (half the NTK pilot's spread)",
                 measure=lambda r: sc1_parts(r, "ntk"),
+                sized_by_pilot="the sharpness margin is half of the pilot's median NTK spread over these "
+                "widths (MARGIN_RULE), the statistic this falsifier reads",
             ),
         ),
         Claim(
@@ -368,6 +370,8 @@ def claims(runs: dict[str, list[Train]], cfg: dict) -> list[Claim]:
                 "feature learning', so muP's movement should not fall with width (the fading rule) and "
                 "NTK's should leave the margin",
                 measure=lambda r: sc3_parts(r, "mup", "ntk"),
+                sized_by_pilot="the features margin is half of the pilot's median |NTK change of log10 "
+                "feature movement| over these widths (MARGIN_RULE), the statistic its margin parts read",
             ),
         ),
     ]

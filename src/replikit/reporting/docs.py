@@ -149,6 +149,9 @@ KIND_WORDS = {"paper": "the papers' own findings, each with a falsifier (replica
                                      "discriminate)",
               "falsifier not measured": "the papers' findings whose falsifier gives no evidence here "
                                         "(falsifier not measured)",
+              "falsifier fixed by its pilot": "the papers' findings whose falsifier reads the statistic "
+                                              "whose pilot mean sized the margin (falsifier fixed by its "
+                                              "pilot)",
               "seen seeds only": "the papers' findings judged only on seeds seen before their margin, "
                                  "statistic or settings were fixed (seen seeds only)",
               "check": "checks (hold by construction)",
@@ -256,6 +259,7 @@ def block_claim_counts(snaps: dict) -> str:
     by_kind = collections.Counter(row["kind"] for row in _all_claims(snap).values())
     own = {"paper": "with a falsifier", "cannot discriminate": "that cannot discriminate", "check": "checks",
            "falsifier not measured": "with their falsifier not measured",
+           "falsifier fixed by its pilot": "with their falsifier fixed by its pilot",
            "seen seeds only": "on seen seeds only"}
     split = ", ".join(f"{by_kind[k]} {w}" for k, w in own.items() if by_kind[k])
     return (f"{sum(by_kind.values())} claims: {sum(by_kind[k] for k in own)} state a paper's own finding "
@@ -339,7 +343,7 @@ def block_runtimes(snaps: dict) -> str:
             calls = f" in {rt['calls']} calls (stopped and resumed)" if rt.get("calls", 1) > 1 else ""
             calls += ", pauses left out" if rt.get("paused_s") else ""
             calls += ", a call stopped mid-job ended at its last heartbeat" if rt.get("heartbeat_s") else ""
-            resumed = "; a resumed job counts its last attempt" if rt.get("calls", 1) > 1 else ""
+            resumed = f"; {resumed_words(rt)}" if rt.get("calls", 1) > 1 else ""
             lines.append(f"- **{scale}**: {_minutes(rt['wall_s'])} end to end{calls} ({rt['jobs']:,} jobs, "
                          f"{rt['job_s'] / 3600:,.2f} job-hours{_longest_paper(rt, snap)}{resumed})"
                          f"{machine_words(rt)}"
@@ -348,11 +352,21 @@ def block_runtimes(snaps: dict) -> str:
             finished = " of the finished papers" if snap.get("missing_papers") else ""
             lines.append(f"- **{scale}**: not yet timed end to end; the {rt['jobs']:,} jobs{finished} took "
                          f"{rt['job_s'] / 3600:,.2f} job-hours{_longest_paper(rt, snap)} "
-                         f"(a resumed job counts its last attempt){machine_words(rt)}. "
+                         f"({resumed_words(rt)}){machine_words(rt)}. "
                          + made_by_line(snap, snap["made_by"]["how"]) + partial_line(snap))
         else:
             lines.append(f"- **{scale}**: not yet timed end to end in a published run.")
     return "\n".join(lines)
+
+
+def resumed_words(runtime: dict) -> str:
+    """How a job stopped at a session's end and resumed in a later call is counted: every part its
+    run record says it went on from (publish.earlier_parts), or, in a snapshot that predates that, its
+    last attempt only (a benchmark file holds one)."""
+    if not runtime.get("earlier_parts"):
+        return "a resumed job counts its last attempt"
+    return ("a job resumed from its checkpoint counts every part, an earlier one to its call's end "
+            f"({runtime['earlier_parts']:,} such part{'s' if runtime['earlier_parts'] != 1 else ''})")
 
 
 def machine_words(runtime: dict) -> str:

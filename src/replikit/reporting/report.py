@@ -50,14 +50,17 @@ def row_kind(claim: dict) -> str:
     """`paper` (the paper's own finding, with a falsifier: counted as a replication), `check` (a paper
     claim that holds by construction: Claim.check), `cannot discriminate` (a paper claim whose
     falsifier reads "replicated" too), `falsifier not measured` (a paper claim measured here whose
-    falsifier gives no evidence: replikit.scoring.claims.falsifier_measured), `seen seeds only` (a
+    falsifier gives no evidence: replikit.scoring.claims.falsifier_measured), `falsifier fixed by its
+    pilot` (a paper claim whose falsifier reads the statistic whose pilot mean sized the margin:
+    Falsifier.sized_by_pilot), `seen seeds only` (a
     replication judged only on seeds seen before its margin was fixed: config key <paper>.seen_seeds),
     `background`
     (a paper claim whose sentence reports earlier work or defines the effect: Source.background) or
     `hypothesis` (our reading beyond the sentence)."""
     if claim["kind"] == "paper" and (claim.get("source") or {}).get("background"):
         return "background"
-    apart = ("check", "cannot discriminate", "falsifier not measured", "seen seeds only")
+    apart = ("check", "cannot discriminate", "falsifier not measured", "falsifier fixed by its pilot",
+             "seen seeds only")
     if claim["kind"] == "paper" and claim.get("standing") in apart:
         return claim["standing"]
     return claim["kind"]
@@ -68,6 +71,9 @@ ROW_KINDS = (("paper", "paper claims with a falsifier (replications)"),
                                      "replicated too; not counted as replications)"),
              ("falsifier not measured", "paper claims whose falsifier gives no evidence here (not counted "
                                         "as replications)"),
+             ("falsifier fixed by its pilot", "paper claims whose falsifier reads the statistic whose "
+                                              "pilot mean sized the margin, so its 'not replicated' was "
+                                              "expected (not counted as replications)"),
              ("seen seeds only", "paper claims judged only on seeds seen before their margin, statistic or "
                                  "settings were fixed (not counted as replications)"),
              ("check", "checks (paper claims that hold by construction; not counted as replications)"),
@@ -190,6 +196,8 @@ def subset_banners(papers: list[dict]) -> list[dict]:
 NOT_COUNTED = (("cannot discriminate", "cannot discriminate", "cannot discriminate"),
                ("falsifier not measured", "with its falsifier not measured",
                 "with their falsifier not measured"),
+               ("falsifier fixed by its pilot", "with its falsifier fixed by its pilot",
+                "with their falsifier fixed by their pilot"),
                ("seen seeds only", "on seen seeds only", "on seen seeds only"),
                ("check", "check", "checks"), ("background", "background", "background"))
 
@@ -374,6 +382,12 @@ def load_inputs(claims_paths: list[str], figure_paths: list[str], benchmark_path
                    "nothing here shows the experiment could have failed (not counted as replications)",
                    [(paper, c) for paper in papers for c in paper["claims"]
                     if row_kind(c) == "falsifier not measured"]))
+    groups.append(("Falsifier fixed by its pilot: paper claims whose margin was sized from the pilot's mean "
+                   "of the very statistic their falsifier reads, so the falsifier's 'not replicated' was "
+                   "expected and shows only that the pilot's contrast held again (not counted as "
+                   "replications)",
+                   [(paper, c) for paper in papers for c in paper["claims"]
+                    if row_kind(c) == "falsifier fixed by its pilot"]))
     groups.append(("Seen seeds only: paper claims whose margin, statistic or settings were fixed after these "
                    "seeds had been seen, with no fresh seeds at this scale (config key <paper>.seen_seeds), "
                    "so their verdict is not a test (not counted as replications)",

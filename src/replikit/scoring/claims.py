@@ -210,12 +210,17 @@ class Falsifier:
     effect should vanish there, from the paper; `measure`: results -> the parts, one per claim part,
     read from runs the pipeline trains wherever the claim is measured; `not_measurable`:
     config -> why its runs are not trained in this configuration ("" where they are), as for a
-    claim: its verdict is then "not measured", and the claim does not count as a replication."""
+    claim: its verdict is then "not measured", and the claim does not count as a replication.
+    `sized_by_pilot`: where the claim's margin was sized from the pilot's mean of the very statistic
+    this falsifier reads, at its settings (say how): its "not replicated" was then expected by
+    construction, so it shows no more than that the pilot's contrast held again, and the claim is
+    counted apart (SIZED_BY_PILOT), not as a replication."""
 
     setting: str
     why: str
     measure: Callable[[dict], list[Part]] = field(repr=False)
     not_measurable: Callable[[dict], str] | None = field(default=None, repr=False)
+    sized_by_pilot: str = ""
 
 
 # What a `paper` row counts as (the report and the docs count each apart):
@@ -226,12 +231,15 @@ class Falsifier:
 #                        in this configuration (e.g. a ladder's rung), or none of its parts carries
 #                        evidence (`falsifier_measured`). A paper claim with neither a falsifier nor a
 #                        check is refused (tools/paper_check, tests/test_falsifiers.py).
+#   falsifier fixed by its pilot  its falsifier reads the statistic whose pilot mean sized the margin
+#                        (Falsifier.sized_by_pilot), so that falsifier's "not replicated" was expected;
 #   seen seeds only      a replication judged only on seeds seen before its margin, statistic or
 #                        settings were fixed, with no fresh seeds at that scale (config key
 #                        <paper>.seen_seeds; replikit.scoring.seed_sets.seen_only);
 #   hypothesis           (not a paper claim) our reading beyond the sentence.
-STANDINGS = ("replication", "cannot discriminate", "check", "falsifier not measured", "seen seeds only",
-             "hypothesis")
+SIZED_BY_PILOT = "falsifier fixed by its pilot"
+STANDINGS = ("replication", "cannot discriminate", "check", "falsifier not measured", SIZED_BY_PILOT,
+             "seen seeds only", "hypothesis")
 
 
 @dataclass(frozen=True)
@@ -404,6 +412,8 @@ def _falsifier_row(claim: Claim, results: dict, cfg: dict, level: float, min_see
     if f is None:
         return None
     row = {"setting": f.setting, "why": f.why, "verdict": "not measured", "parts": []}
+    if f.sized_by_pilot:
+        row["sized_by_pilot"] = f.sized_by_pilot
     reason = f.not_measurable(cfg) if f.not_measurable else ""
     if reason:
         row["note"] = f"not measurable in this configuration: {reason}"
@@ -430,7 +440,9 @@ def standing(row: dict) -> str:
     """What a judged row counts as (STANDINGS): `hypothesis` for our reading; for a paper claim,
     `check` when it says it holds by construction, `cannot discriminate` when it and its falsifier
     both read "replicated", `falsifier not measured` when the claim is measured and its falsifier
-    gives no evidence (`falsifier_measured`; or it has none), else `replication`."""
+    gives no evidence (`falsifier_measured`; or it has none), SIZED_BY_PILOT when the falsifier's
+    outcome was expected from the pilot that sized the margin (Falsifier.sized_by_pilot), else
+    `replication`."""
     if row["kind"] != "paper":
         return "hypothesis"
     if row.get("check"):
@@ -440,7 +452,7 @@ def standing(row: dict) -> str:
         return "falsifier not measured"
     if row["verdict"] == "replicated" and falsifier["verdict"] == "replicated":
         return "cannot discriminate"
-    return "replication"
+    return SIZED_BY_PILOT if falsifier.get("sized_by_pilot") else "replication"
 
 
 def falsifier_measured(falsifier: dict) -> bool:

@@ -56,15 +56,20 @@ CLAIMS_JOB = "replikit.papers.glue"  # the claims job's own code (score_claims),
 
 
 def declared_kind(claim) -> str:
-    """`background`, `check`, `falsifier not measured` (none declared), `hypothesis` or `paper` (a
-    paper claim with a falsifier), from a claim's declaration (whether it cannot discriminate
+    """`background`, `check`, `falsifier not measured` (none declared), `hypothesis`, SIZED_BY_PILOT
+    (a paper claim whose falsifier reads the statistic whose pilot mean sized the margin) or `paper`
+    (a paper claim with a falsifier), from a claim's declaration (whether it cannot discriminate
     depends on its verdicts: `_claims`)."""
+    from replikit.scoring.claims import SIZED_BY_PILOT
+
     if claim.source and claim.source.background:
         return "background"
     if claim.kind == "paper" and claim.check:
         return "check"
     if claim.kind == "paper" and claim.falsifier is None:
         return "falsifier not measured"
+    if claim.kind == "paper" and claim.falsifier.sized_by_pilot:
+        return SIZED_BY_PILOT
     return claim.kind
 
 
@@ -100,15 +105,17 @@ def _kind(row: dict, declared: str) -> str:
     """A paper claim whose falsifier reads "replicated" as the claim does cannot discriminate; one
     measured here whose falsifier gives no evidence is counted apart, as
     replikit.scoring.claims.standing does; so is a replication judged on seen seeds only
-    (replikit.scoring.seed_sets.seen_only)."""
-    from replikit.scoring.claims import falsifier_measured
+    (replikit.scoring.seed_sets.seen_only). A claim declared SIZED_BY_PILOT is judged as a paper claim
+    first (its falsifier may give no evidence, or read replicated too)."""
+    from replikit.scoring.claims import SIZED_BY_PILOT, falsifier_measured
     from replikit.scoring.seed_sets import SEEN_ONLY
 
     falsifier = row.get("falsifier")
-    if declared == "paper" and falsifier and row["parts"] and not falsifier_measured(falsifier):
+    paper = declared in ("paper", SIZED_BY_PILOT)
+    if paper and falsifier and row["parts"] and not falsifier_measured(falsifier):
         return "falsifier not measured"
     both = row["verdict"] == "replicated" and (falsifier or {}).get("verdict") == "replicated"
-    if declared == "paper" and both:
+    if paper and both:
         return "cannot discriminate"
     return SEEN_ONLY if declared == "paper" and row.get("seen_only") else declared
 
@@ -169,13 +176,17 @@ def publish_reference(out: Path = PUBLISHED, tree: Path | None = None, log: Path
     return snap
 
 
-def benchmark_seconds(tree: Path, paused: list[tuple[dt.datetime, dt.datetime]] | None = None
+def benchmark_seconds(tree: Path, paused: list[tuple[dt.datetime, dt.datetime]] | None = None,
+                      earlier: dict[str, list[tuple[dt.datetime, dt.datetime]]] | None = None
                       ) -> dict[str, dict[str, float]]:
     """Per paper (the first folder under logs/benchmarks/, `data` for the datasets): jobs, their
     wall seconds (`s`) and CPU seconds (`cpu_time`), summed over Snakemake's benchmark files. With
     `paused` (paused_intervals), a job's wall seconds leave out the time the run was paused while it
     ran: its span ends when Snakemake wrote its benchmark file (the file's mtime, so the tree must be
-    the run's own, not a copy) and starts `s` seconds before."""
+    the run's own, not a copy) and starts `s` seconds before. A benchmark file holds a job's last
+    attempt only; `earlier` (earlier_parts, by the file's path in the tree) adds the spans of the
+    attempts a resumed job went on from, less the pauses, and counts them (`earlier_parts`; their
+    CPU seconds are not known)."""
     out: dict[str, dict[str, float]] = collections.defaultdict(
         lambda: {"jobs": 0, "job_s": 0.0, "cpu_s": 0.0})
     root = tree / "logs" / "benchmarks"
@@ -187,6 +198,10 @@ def benchmark_seconds(tree: Path, paused: list[tuple[dt.datetime, dt.datetime]] 
         group["jobs"] += 1
         group["job_s"] += float(rows[-1]["s"]) - paused_within(path, float(rows[-1]["s"]), paused or [])
         group["cpu_s"] += float(rows[-1].get("cpu_time") or 0.0)
+        for span in (earlier or {}).get(str(path.relative_to(tree)), []):
+            gone = sum(_overlap(span, p) for p in paused or [])
+            group["job_s"] += (span[1] - span[0]).total_seconds() - gone
+            group["earlier_parts"] = group.get("earlier_parts", 0) + 1
     return {k: {**v, "job_s": round(v["job_s"], 1), "cpu_s": round(v["cpu_s"], 1)} for k, v in out.items()}
 
 
@@ -203,17 +218,17 @@ STAMP = re.compile(r"^\[(\w{3} \w{3} +\d+ \d\d:\d\d:\d\d \d{4})\]", re.M)
 
 
 def log_span(log: Path) -> tuple[dt.datetime, dt.datetime] | None:
-    """The first and the last timestamp of a Snakemake log (local time, as it writes them); None
-    without two."""
+    """The first and the last timestamp of a Snakemake log (local time, as it writes them; one for a
+    call stopped during its first jobs, which its heartbeats lengthen); None without any (--unlock)."""
     stamps = [dt.datetime.strptime(" ".join(s.split()), "%a %b %d %H:%M:%S %Y")
               for s in STAMP.findall(log.read_text())]
-    return (stamps[0], stamps[-1]) if len(stamps) > 1 else None
+    return (stamps[0], stamps[-1]) if stamps else None
 
 
 def log_wall_seconds(log: Path) -> float | None:
     """Seconds between the first and the last timestamp of a Snakemake log; None without two."""
     span = log_span(log)
-    return (span[1] - span[0]).total_seconds() if span else None
+    return (span[1] - span[0]).total_seconds() if span and span[1] > span[0] else None
 
 
 def paused_intervals(pauses: Path) -> list[tuple[dt.datetime, dt.datetime]]:
@@ -269,6 +284,70 @@ def extended_spans(spans: list[tuple[dt.datetime, dt.datetime]], beats: list[dt.
             for (a, b), nxt in zip(spans, nexts, strict=True)]
 
 
+JOB_STARTED = re.compile(r"^\[([^\]\n]+)\]\n(?:local)?rule \w+:\n((?: {4}.*(?:\n|$))+)", re.M)
+JOB_ENDED = re.compile(r"^\[([^\]\n]+)\]\n(?:Finished jobid: (\d+)|Finished job (\d+)\.|Error in rule \w+:\n"
+                       r"(?: {4}.*\n)*? {4}jobid: (\d+))", re.M)
+JOB_FIELD = re.compile(r"^ {4}(\w+): (.*)$", re.M)
+
+
+def _stamp(text: str) -> dt.datetime:
+    return dt.datetime.strptime(" ".join(text.split()), "%a %b %d %H:%M:%S %Y")
+
+
+def job_attempts(log: Path, call_end: dt.datetime) -> list[dict]:
+    """Every job a Snakemake call started: its benchmark file, outputs, start, and end (when it
+    finished or failed; `call_end` for one still running when the call was stopped). Jobs without a
+    benchmark file are left out."""
+    text = log.read_text()
+    ended = {next(g for g in m.groups()[1:] if g): _stamp(m[1]) for m in JOB_ENDED.finditer(text)}
+    out = []
+    for m in JOB_STARTED.finditer(text):
+        fields = dict(JOB_FIELD.findall(m[2]))
+        if "benchmark" in fields and "jobid" in fields:
+            out.append({"benchmark": fields["benchmark"].strip(), "start": _stamp(m[1]),
+                        "outputs": [o.strip() for o in fields.get("output", "").split(",") if o.strip()],
+                        "end": ended.get(fields["jobid"].strip(), call_end)})
+    return out
+
+
+def run_parts(tree: Path, outputs: list[str]) -> int:
+    """How many processes a job's run record says its result took (`parts`: replikit.core.training's
+    Stopwatch, checkpointed with the run, counts each resume); 1 when no JSON output says."""
+    parts = [1]
+    for name in outputs:
+        path = tree / name
+        if path.suffix == ".json" and path.is_file():
+            try:
+                parts.append(int(json.loads(path.read_text()).get("parts", 1)))
+            except (ValueError, AttributeError, TypeError):
+                continue
+    return max(parts)
+
+
+def earlier_parts(tree: Path, logs: list[Path], heartbeats: Path | None = None
+                  ) -> dict[str, list[tuple[dt.datetime, dt.datetime]]]:
+    """Per benchmark file (its path in the tree): the spans of the attempts its job resumed from, the
+    `parts` - 1 attempts before its last in the calls' logs (run_parts), each from its start to when
+    its call was stopped (its call's span, ended at its last heartbeat with `heartbeats`). An older
+    attempt (a run of other code, started afresh) is not among them, as its record counts only the
+    parts it went on from. An attempt is counted to its call's end, so the work redone after its last
+    checkpoint is counted too."""
+    spanned = sorted((span, log) for log in logs if (span := log_span(log)))
+    ends = [s[1] for s in (extended_spans([s for s, _ in spanned], heartbeat_times(heartbeats))
+                           if heartbeats else [s for s, _ in spanned])]
+    tries: dict[str, list[dict]] = collections.defaultdict(list)
+    for (_, log), end in zip(spanned, ends, strict=True):
+        for attempt in job_attempts(log, end):
+            tries[attempt["benchmark"]].append(attempt)
+    out = {}
+    for bench, attempts in tries.items():
+        attempts.sort(key=lambda a: a["start"])
+        k = run_parts(tree, attempts[-1]["outputs"])
+        if k > 1 and len(attempts) > 1:
+            out[bench] = [(a["start"], a["end"]) for a in attempts[-k:-1]]
+    return out
+
+
 def calls_wall(logs: list[Path], pauses: Path | None = None, heartbeats: Path | None = None) -> dict:
     """The wall time of a run made in one or more Snakemake calls (one log each; a run stopped and
     resumed), summed over the calls, less the time it was paused within them (`pauses`); with
@@ -289,19 +368,22 @@ def calls_wall(logs: list[Path], pauses: Path | None = None, heartbeats: Path | 
 def run_time(tree: Path, log: Path | list[Path] | None = None, pauses: Path | None = None,
              papers: set[str] | None = None, heartbeats: Path | None = None) -> dict:
     """What a run took: per paper and in all, jobs, job and CPU seconds (its benchmark files; job
-    seconds less the pauses; with `papers`, only theirs and the shared data's), its wall time (its
-    Snakemake logs, when given: summed over the calls, each ended at its last heartbeat, less the
-    pauses), the cores it was given and its dates (`machine_time`)."""
-    per_paper = benchmark_seconds(tree, paused_intervals(pauses) if pauses else None)
+    seconds less the pauses, and with its logs a resumed job's earlier parts, earlier_parts; with
+    `papers`, only theirs and the shared data's), its wall time (its Snakemake logs, when given:
+    summed over the calls, each ended at its last heartbeat, less the pauses), the cores it was
+    given and its dates (`machine_time`)."""
+    logs = [log] if isinstance(log, Path) else list(log or [])
+    per_paper = benchmark_seconds(tree, paused_intervals(pauses) if pauses else None,
+                                  earlier_parts(tree, logs, heartbeats) if logs else None)
     if papers is not None:
         per_paper = {k: v for k, v in per_paper.items() if k in papers or k == "data"}
-    logs = [log] if isinstance(log, Path) else list(log or [])
     wall = calls_wall(logs, pauses, heartbeats) if logs else {"wall_s": None}
     if wall.get("calls") == 1 and not wall["paused_s"] and not wall.get("heartbeat_s"):
         wall = {"wall_s": wall["wall_s"]}  # one call, never paused: as before
     return {"per_paper": per_paper, "jobs": sum(v["jobs"] for v in per_paper.values()),
             "job_s": round(sum(v["job_s"] for v in per_paper.values()), 1),
-            "cpu_s": round(sum(v["cpu_s"] for v in per_paper.values()), 1), **wall,
+            "cpu_s": round(sum(v["cpu_s"] for v in per_paper.values()), 1),
+            "earlier_parts": sum(v.get("earlier_parts", 0) for v in per_paper.values()), **wall,
             "timed_at": runs_commit(tree), **machine_time(tree, logs, papers, heartbeats)}
 
 
