@@ -30,7 +30,8 @@ SCHEMA = ROOT / "workflow/schemas/config.schema.yaml"
 SEEN, FRESH_SEEDS = [0, 1, 2, 3, 4], [10, 11, 12, 13, 14]
 # the rows whose margin, statistic or settings were fixed after seeds 0-4 had run at the default scale
 DECLARED = {"depthwise_transfer": ["DT-1", "DT-3", "DT-4"],
-            "continual_learning": ["CL-2", "CL-3", "CL-4", "CL-5"], "benign_memorization": ["BM-6"], "shaped_transformer": ["ST-1", "ST-3"]}
+            "continual_learning": ["CL-2", "CL-3", "CL-4", "CL-5"], "benign_memorization": ["BM-6"],
+            "shaped_transformer": ["ST-1", "ST-3"]}
 STATS = {"ci_level": 0.9, "min_seeds": 5}
 
 
