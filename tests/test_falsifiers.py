@@ -210,6 +210,11 @@ def test_a_falsifier_whose_margin_its_own_pilot_sized_counts_the_row_apart():
     assert row["standing"] == "cannot discriminate"
     summary = summarize([{"paper": "p", "scale": "smoke", "claims": [row]}])["papers"]["p"]["X-1"]
     assert _kind(summary, SIZED_BY_PILOT) == "cannot discriminate"
+    unmeasured = dataclasses.replace(sized, not_measurable=lambda cfg: "not run here")
+    (row,) = evaluate([unmeasured], {})  # no falsifier was read: not filed as one fixed by its pilot
+    assert row["standing"] == "replication" == standing(row)
+    summary = summarize([{"paper": "p", "scale": "smoke", "claims": [row]}])["papers"]["p"]["X-1"]
+    assert _kind(summary, SIZED_BY_PILOT) == "paper"
 
 
 def test_the_falsifiers_sized_by_their_own_pilot_are_the_declared_ones():

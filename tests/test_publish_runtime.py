@@ -164,10 +164,12 @@ def test_a_run_that_has_not_finished_every_paper_publishes_a_partial_snapshot(tm
         card.write_text(json.dumps({"paper": name, "scale": "default", "claims": [], "provenance": {
             "runs": runs, "script": f"replikit.papers.{name}_analysis.claims", "analysis_code": "h",
             "claims_job_code": "g"}}))
-    with pytest.raises(SystemExit, match="have no results/<paper>/claims.json yet.*without --log"):
-        publish.publish_scorecard("default", tmp_path, _log(tmp_path / "x.log", _at(0), _at(5)),
-                                  out=tmp_path / "published")
+    logged = publish.publish_scorecard("default", tmp_path, _log(tmp_path / "x.log", _at(0), _at(5)),
+                                       out=tmp_path / "published")  # its logs count resumed jobs' parts only
+    assert logged["runtime"]["wall_s"] is None and "calls" not in logged["runtime"]
+    assert logged["runtime"]["earlier_parts"] == 0
     snap = publish.publish_scorecard("default", tmp_path, out=tmp_path / "published")
+    assert "earlier_parts" not in snap["runtime"]  # not counted without the logs
     assert snap["missing_papers"] == sorted(names[2:]) and snap["runtime"]["wall_s"] is None
     # the code that judged the claims is recorded beside the runs', so a change to it marks the snapshot stale
     assert snap["made_by"]["code"] == {"m": "c", "replikit.papers.glue": "g",
@@ -306,5 +308,18 @@ def test_a_job_resumed_over_calls_counts_every_part_its_record_names(tmp_path):
 
     line = docs.block_runtimes({"scorecard-default": {"made_by": {"how": "x", "commit": "abc", "code": {}},
                                                       "runtime": {**rt, "per_paper": {}}}})
-    assert "a job resumed from its checkpoint counts every part, an earlier one to its call's end" in line
-    assert "(1 such part)" in line
+    assert "a job resumed from its checkpoint counts every part, an earlier one until its call ended or it " \
+        "failed (1 such part)" in line
+
+
+def test_a_job_retried_in_one_call_ends_each_attempt_at_its_own_end(tmp_path):
+    """Snakemake starts a retried job (`retries`) again under its jobid: each attempt ends at the
+    first end of that jobid after its start, not at the last."""
+    bench, out = "logs/benchmarks/p/train/seed0.tsv", "results/p/runs/seed0/metrics.json"
+    log = tmp_path / "a.log"
+    failed = "Error in rule p_train:\n    message: None\n    jobid: 3\n    output: x"
+    log.write_text(_job(_at(0), 3, bench, out) + _event(_at(20), failed) + "Trying to restart job 3.\n"
+                   + _job(_at(21), 3, bench, out) + _event(_at(50), "Finished jobid: 3 (Rule: p_train)"))
+    first, second = publish.job_attempts(log, _at(60))
+    assert (first["start"], first["end"]) == (_at(0), _at(20))
+    assert (second["start"], second["end"]) == (_at(21), _at(50))

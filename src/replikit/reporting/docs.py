@@ -150,7 +150,7 @@ KIND_WORDS = {"paper": "the papers' own findings, each with a falsifier (replica
               "falsifier not measured": "the papers' findings whose falsifier gives no evidence here "
                                         "(falsifier not measured)",
               "falsifier fixed by its pilot": "the papers' findings whose falsifier reads the statistic "
-                                              "whose pilot mean sized the margin (falsifier fixed by its "
+                                              "whose pilot value sized the margin (falsifier fixed by its "
                                               "pilot)",
               "seen seeds only": "the papers' findings judged only on seeds seen before their margin, "
                                  "statistic or settings were fixed (seen seeds only)",
@@ -363,10 +363,11 @@ def resumed_words(runtime: dict) -> str:
     """How a job stopped at a session's end and resumed in a later call is counted: every part its
     run record says it went on from (publish.earlier_parts), or, in a snapshot that predates that, its
     last attempt only (a benchmark file holds one)."""
-    if not runtime.get("earlier_parts"):
+    if "earlier_parts" not in runtime:
         return "a resumed job counts its last attempt"
-    return ("a job resumed from its checkpoint counts every part, an earlier one to its call's end "
-            f"({runtime['earlier_parts']:,} such part{'s' if runtime['earlier_parts'] != 1 else ''})")
+    n = runtime["earlier_parts"]
+    return ("a job resumed from its checkpoint counts every part, an earlier one until its call ended "
+            "or it failed" + (f" ({n:,} such part{'s' if n != 1 else ''})" if n else ""))
 
 
 def machine_words(runtime: dict) -> str:

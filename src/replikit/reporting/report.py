@@ -51,7 +51,7 @@ def row_kind(claim: dict) -> str:
     claim that holds by construction: Claim.check), `cannot discriminate` (a paper claim whose
     falsifier reads "replicated" too), `falsifier not measured` (a paper claim measured here whose
     falsifier gives no evidence: replikit.scoring.claims.falsifier_measured), `falsifier fixed by its
-    pilot` (a paper claim whose falsifier reads the statistic whose pilot mean sized the margin:
+    pilot` (a paper claim whose falsifier reads the statistic whose pilot value sized the margin:
     Falsifier.sized_by_pilot), `seen seeds only` (a
     replication judged only on seeds seen before its margin was fixed: config key <paper>.seen_seeds),
     `background`
@@ -72,7 +72,7 @@ ROW_KINDS = (("paper", "paper claims with a falsifier (replications)"),
              ("falsifier not measured", "paper claims whose falsifier gives no evidence here (not counted "
                                         "as replications)"),
              ("falsifier fixed by its pilot", "paper claims whose falsifier reads the statistic whose "
-                                              "pilot mean sized the margin, so its 'not replicated' was "
+                                              "pilot value sized the margin, so its 'not replicated' was "
                                               "expected (not counted as replications)"),
              ("seen seeds only", "paper claims judged only on seeds seen before their margin, statistic or "
                                  "settings were fixed (not counted as replications)"),
@@ -382,7 +382,7 @@ def load_inputs(claims_paths: list[str], figure_paths: list[str], benchmark_path
                    "nothing here shows the experiment could have failed (not counted as replications)",
                    [(paper, c) for paper in papers for c in paper["claims"]
                     if row_kind(c) == "falsifier not measured"]))
-    groups.append(("Falsifier fixed by its pilot: paper claims whose margin was sized from the pilot's mean "
+    groups.append(("Falsifier fixed by its pilot: paper claims whose margin was sized from the pilot's value "
                    "of the very statistic their falsifier reads, so the falsifier's 'not replicated' was "
                    "expected and shows only that the pilot's contrast held again (not counted as "
                    "replications)",

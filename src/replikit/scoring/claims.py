@@ -211,10 +211,11 @@ class Falsifier:
     read from runs the pipeline trains wherever the claim is measured; `not_measurable`:
     config -> why its runs are not trained in this configuration ("" where they are), as for a
     claim: its verdict is then "not measured", and the claim does not count as a replication.
-    `sized_by_pilot`: where the claim's margin was sized from the pilot's mean of the very statistic
-    this falsifier reads, at its settings (say how): its "not replicated" was then expected by
-    construction, so it shows no more than that the pilot's contrast held again, and the claim is
-    counted apart (SIZED_BY_PILOT), not as a replication."""
+    `sized_by_pilot`: where the claim's margin was sized from the pilot's value (its median over
+    seeds) of the very statistic this falsifier reads, at its settings (say how): its "not
+    replicated" was then expected by construction, so it shows no more than that the pilot's
+    contrast held again, and a measured claim is counted apart (SIZED_BY_PILOT), not as a
+    replication."""
 
     setting: str
     why: str
@@ -231,7 +232,7 @@ class Falsifier:
 #                        in this configuration (e.g. a ladder's rung), or none of its parts carries
 #                        evidence (`falsifier_measured`). A paper claim with neither a falsifier nor a
 #                        check is refused (tools/paper_check, tests/test_falsifiers.py).
-#   falsifier fixed by its pilot  its falsifier reads the statistic whose pilot mean sized the margin
+#   falsifier fixed by its pilot  its falsifier reads the statistic whose pilot value sized the margin
 #                        (Falsifier.sized_by_pilot), so that falsifier's "not replicated" was expected;
 #   seen seeds only      a replication judged only on seeds seen before its margin, statistic or
 #                        settings were fixed, with no fresh seeds at that scale (config key
@@ -452,7 +453,7 @@ def standing(row: dict) -> str:
         return "falsifier not measured"
     if row["verdict"] == "replicated" and falsifier["verdict"] == "replicated":
         return "cannot discriminate"
-    return SIZED_BY_PILOT if falsifier.get("sized_by_pilot") else "replication"
+    return SIZED_BY_PILOT if falsifier.get("sized_by_pilot") and row["parts"] else "replication"
 
 
 def falsifier_measured(falsifier: dict) -> bool:

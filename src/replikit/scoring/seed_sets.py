@@ -92,7 +92,8 @@ def seen_only(rows: list[dict], ids: list[str]) -> list[dict]:
     statistic or settings were fixed after this scale's seeds had been seen, and the scale runs no
     fresh seeds for it) marked `seen_only`; a replication among them stands as SEEN_ONLY, counted
     apart, since it has no verdict from seeds never seen. Other standings (cannot discriminate,
-    falsifier not measured) are kept, and a row not measured here has no verdict to mark."""
+    falsifier not measured, falsifier fixed by its pilot) are kept, and a row not measured here has
+    no verdict to mark."""
     unknown = sorted(set(ids) - {r["id"] for r in rows})
     if unknown:
         raise MissingResult(f"listed as judged on seen seeds only, but not judged: {', '.join(unknown)}")

@@ -57,7 +57,7 @@ CLAIMS_JOB = "replikit.papers.glue"  # the claims job's own code (score_claims),
 
 def declared_kind(claim) -> str:
     """`background`, `check`, `falsifier not measured` (none declared), `hypothesis`, SIZED_BY_PILOT
-    (a paper claim whose falsifier reads the statistic whose pilot mean sized the margin) or `paper`
+    (a paper claim whose falsifier reads the statistic whose pilot value sized the margin) or `paper`
     (a paper claim with a falsifier), from a claim's declaration (whether it cannot discriminate
     depends on its verdicts: `_claims`)."""
     from replikit.scoring.claims import SIZED_BY_PILOT
@@ -117,6 +117,8 @@ def _kind(row: dict, declared: str) -> str:
     both = row["verdict"] == "replicated" and (falsifier or {}).get("verdict") == "replicated"
     if paper and both:
         return "cannot discriminate"
+    if declared == SIZED_BY_PILOT and not row["parts"]:  # not measured here: no falsifier was read
+        return "paper"
     return SEEN_ONLY if declared == "paper" and row.get("seen_only") else declared
 
 
@@ -299,14 +301,18 @@ def job_attempts(log: Path, call_end: dt.datetime) -> list[dict]:
     finished or failed; `call_end` for one still running when the call was stopped). Jobs without a
     benchmark file are left out."""
     text = log.read_text()
-    ended = {next(g for g in m.groups()[1:] if g): _stamp(m[1]) for m in JOB_ENDED.finditer(text)}
+    # (position, jobid, when): a retried job (`retries`) is started again under its jobid, so each
+    # start ends at the first end of its jobid after it
+    ended = [(m.start(), next(g for g in m.groups()[1:] if g), _stamp(m[1]))
+             for m in JOB_ENDED.finditer(text)]
     out = []
     for m in JOB_STARTED.finditer(text):
         fields = dict(JOB_FIELD.findall(m[2]))
         if "benchmark" in fields and "jobid" in fields:
-            out.append({"benchmark": fields["benchmark"].strip(), "start": _stamp(m[1]),
-                        "outputs": [o.strip() for o in fields.get("output", "").split(",") if o.strip()],
-                        "end": ended.get(fields["jobid"].strip(), call_end)})
+            jobid = fields["jobid"].strip()
+            end = next((t for at, j, t in ended if j == jobid and at > m.start()), call_end)
+            out.append({"benchmark": fields["benchmark"].strip(), "start": _stamp(m[1]), "end": end,
+                        "outputs": [o.strip() for o in fields.get("output", "").split(",") if o.strip()]})
     return out
 
 
@@ -383,7 +389,8 @@ def run_time(tree: Path, log: Path | list[Path] | None = None, pauses: Path | No
     return {"per_paper": per_paper, "jobs": sum(v["jobs"] for v in per_paper.values()),
             "job_s": round(sum(v["job_s"] for v in per_paper.values()), 1),
             "cpu_s": round(sum(v["cpu_s"] for v in per_paper.values()), 1),
-            "earlier_parts": sum(v.get("earlier_parts", 0) for v in per_paper.values()), **wall,
+            **({"earlier_parts": sum(v.get("earlier_parts", 0) for v in per_paper.values())} if logs else {}),
+            **wall,
             "timed_at": runs_commit(tree), **machine_time(tree, logs, papers, heartbeats)}
 
 
@@ -430,8 +437,8 @@ def publish_scorecard(scale: str, tree: Path, log: Path | list[Path] | None = No
     """A scale's snapshot from a run's tree: every scorecard (results/*/claims.json), the code that
     computed its runs and judged its claims (the scorecards' provenance), and what the run took (its
     benchmark files; wall time from its Snakemake log when given). A run that has not finished every
-    paper gives a partial snapshot: it names the papers still missing, and it has no wall time
-    (refused with `log`)."""
+    paper gives a partial snapshot: it names the papers still missing, and it has no wall time (its
+    logs, when given, count only the earlier parts of resumed jobs: earlier_parts)."""
     from replikit.papers import paper_names
     from replikit.scoring.scorecard_reference import summarize
 
@@ -439,10 +446,6 @@ def publish_scorecard(scale: str, tree: Path, log: Path | list[Path] | None = No
     if not cards:
         raise SystemExit(f"no results/*/claims.json under {tree}")
     missing = sorted(set(paper_names()) - {c["paper"] for c in cards})
-    if missing and log:
-        raise SystemExit(f"{tree}: {len(missing)} papers have no results/<paper>/claims.json yet "
-                         f"({', '.join(missing)}), so the run has no end-to-end wall time; fix: publish it "
-                         "without --log (a partial snapshot), or let the run finish")
     code, commits, dirty = {}, set(), False
     for card in cards:
         prov = card.get("provenance") or {}
@@ -463,6 +466,9 @@ def publish_scorecard(scale: str, tree: Path, log: Path | list[Path] | None = No
     # a partial run's figures cover the papers it has judged (a missing paper's finished jobs would
     # read as its time)
     runtime = run_time(tree, log, pauses, {c["paper"] for c in cards} if missing else None, heartbeats)
+    if missing:  # no end to end yet: the logs count a resumed job's earlier parts, not a wall time
+        runtime = {k: v for k, v in runtime.items() if k not in ("calls", "paused_s", "heartbeat_s")}
+        runtime["wall_s"] = None
     snap = {"kind": "scorecard", "scale": scale,
             "made_by": {"commit": commit, "dirty": dirty, "code": code,
                         "how": f"python -m replikit.tools.publish scorecard {scale} TREE"},
