@@ -323,3 +323,17 @@ def test_a_job_retried_in_one_call_ends_each_attempt_at_its_own_end(tmp_path):
     first, second = publish.job_attempts(log, _at(60))
     assert (first["start"], first["end"]) == (_at(0), _at(20))
     assert (second["start"], second["end"]) == (_at(21), _at(50))
+
+
+def test_a_restart_ends_the_call_before_it_even_when_its_first_beats_come_first(tmp_path):
+    """A new session's heartbeat beats while its first Snakemake builds the DAG, before that call has
+    written a timestamp: without the run's restart mark those beats would stretch the last call of
+    the session before over the gap between sessions."""
+    first = _log(tmp_path / "a.log", _at(0), _at(10))  # alive until minute 50, then the session ended
+    second = _log(tmp_path / "b.log", _at(200), _at(230))  # the next session's call
+    beats = tmp_path / "beats.jsonl"
+    lines = [{"alive": _at(m).timestamp()} for m in (30, 50, 199)] + [{"restarted": _at(198).timestamp()}]
+    beats.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    assert publish.calls_wall([first, second], heartbeats=beats)["wall_s"] == (50 + 30) * 60.0
+    beats.write_text("\n".join(json.dumps(x) for x in lines[:3]) + "\n")  # without the mark: stretched
+    assert publish.calls_wall([first, second], heartbeats=beats)["wall_s"] == (199 + 30) * 60.0

@@ -9,7 +9,8 @@ appends {"alive": unix seconds} to FILE (default TREE/logs/heartbeats.jsonl) eve
 while the run's Snakemake works in TREE: a Snakemake process whose working directory is TREE, that
 runs jobs (not a dry run, `--unlock`, `--lint`, `--summary` or a listing, nor a `--nolock` side
 call, such as judging claims again beside the run) and is not stopped (SIGSTOP: a pause, which
-publish leaves out anyway). A beat counts for the call it follows, up to the next call's start, so
+publish leaves out anyway). A beat counts for the call it follows, up to the next call's start or
+the next {"restarted": unix seconds} line, which whoever starts the run again appends to FILE, so
 nothing else may write beats there. It stops by itself once no such process, stopped or not, has
 been seen for `--idle` seconds. Linux only (it reads /proc).
 """

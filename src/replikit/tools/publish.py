@@ -260,30 +260,42 @@ def _overlap(a: tuple[dt.datetime, dt.datetime], b: tuple[dt.datetime, dt.dateti
     return max(0.0, (min(a[1], b[1]) - max(a[0], b[0])).total_seconds())
 
 
-def heartbeat_times(heartbeats: Path) -> list[dt.datetime]:
+def heartbeat_times(heartbeats: Path, key: str = "alive") -> list[dt.datetime]:
     """The signs of life of a run, from a JSON-lines file of {"alive": unix seconds} written while its
-    Snakemake was running (other keys, such as the evidence of a beat reconstructed afterwards, are
-    kept in the file for the reader)."""
+    Snakemake was running, and {"restarted": unix seconds} where the run was started again (a new
+    session: no earlier call lasted past it); `key` picks which (other keys, such as the evidence of
+    a line reconstructed afterwards, are kept in the file for the reader)."""
     out = []
     for i, line in enumerate(heartbeats.read_text().splitlines(), 1):
         if line.strip():
             event = json.loads(line)
-            if "alive" not in event:
+            if "alive" not in event and "restarted" not in event:
                 raise SystemExit(f"{heartbeats}:{i}: {line!r} has no 'alive' (unix seconds); each line is "
-                                 "one sign of life of the run")
-            out.append(dt.datetime.fromtimestamp(event["alive"]))
+                                 "one sign of life of the run, or 'restarted' where it was started again")
+            if key in event:
+                out.append(dt.datetime.fromtimestamp(event[key]))
     return sorted(out)
 
 
-def extended_spans(spans: list[tuple[dt.datetime, dt.datetime]], beats: list[dt.datetime]
-                   ) -> list[tuple[dt.datetime, dt.datetime]]:
+def extended_spans(spans: list[tuple[dt.datetime, dt.datetime]], beats: list[dt.datetime],
+                   restarts: list[dt.datetime] = ()) -> list[tuple[dt.datetime, dt.datetime]]:
     """Each call's span, ended at its last heartbeat where that is later than its log's last line: a
     call stopped mid-job (at a session's end) writes nothing after its last job event. A beat belongs
-    to the call it follows, up to the next call's start."""
+    to the call it follows, up to the next call's start or the run's next restart (a new session's
+    first beats come before its first call has written a timestamp)."""
     spans = sorted(spans)
     nexts = [s[0] for s in spans[1:]] + [dt.datetime.max]
+    nexts = [min([nxt] + [r for r in restarts if a < r]) for (a, _), nxt in zip(spans, nexts, strict=True)]
     return [(a, max([b] + [t for t in beats if a <= t < nxt]))
             for (a, b), nxt in zip(spans, nexts, strict=True)]
+
+
+def lengthened(spans: list[tuple[dt.datetime, dt.datetime]], heartbeats: Path | None
+               ) -> list[tuple[dt.datetime, dt.datetime]]:
+    """`spans` (sorted), each call ended at its last heartbeat (`extended_spans`), with `heartbeats`."""
+    if not heartbeats:
+        return sorted(spans)
+    return extended_spans(spans, heartbeat_times(heartbeats), heartbeat_times(heartbeats, "restarted"))
 
 
 JOB_STARTED = re.compile(r"^\[([^\]\n]+)\]\n(?:local)?rule \w+:\n((?: {4}.*(?:\n|$))+)", re.M)
@@ -339,8 +351,7 @@ def earlier_parts(tree: Path, logs: list[Path], heartbeats: Path | None = None
     parts it went on from. An attempt is counted to its call's end, so the work redone after its last
     checkpoint is counted too."""
     spanned = sorted((span, log) for log in logs if (span := log_span(log)))
-    ends = [s[1] for s in (extended_spans([s for s, _ in spanned], heartbeat_times(heartbeats))
-                           if heartbeats else [s for s, _ in spanned])]
+    ends = [s[1] for s in lengthened([s for s, _ in spanned], heartbeats)]
     tries: dict[str, list[dict]] = collections.defaultdict(list)
     for (_, log), end in zip(spanned, ends, strict=True):
         for attempt in job_attempts(log, end):
@@ -359,7 +370,7 @@ def calls_wall(logs: list[Path], pauses: Path | None = None, heartbeats: Path | 
     resumed), summed over the calls, less the time it was paused within them (`pauses`); with
     `heartbeats`, each call lasts until its last sign of life (`extended_spans`)."""
     logged = [span for log in logs if (span := log_span(log))]
-    spans = extended_spans(logged, heartbeat_times(heartbeats)) if heartbeats else logged
+    spans = lengthened(logged, heartbeats) if heartbeats else logged
     paused = paused_intervals(pauses) if pauses else []
     gone = sum(_overlap(s, p) for s in spans for p in paused)
     wall = sum((s[1] - s[0]).total_seconds() for s in spans)
@@ -408,8 +419,7 @@ def machine_time(tree: Path, logs: list[Path], papers: set[str] | None = None,
     cores = sorted({int(n) for path in found for n in CORES.findall(path.read_text())})
     if logs:
         spans = [span for span in map(log_span, logs) if span]
-        if heartbeats:
-            spans = extended_spans(spans, heartbeat_times(heartbeats))
+        spans = lengthened(spans, heartbeats)
         days = [t for span in spans for t in span]
     else:
         root = tree / "logs" / "benchmarks"
