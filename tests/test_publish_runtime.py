@@ -308,8 +308,12 @@ def test_a_job_resumed_over_calls_counts_every_part_its_record_names(tmp_path):
 
     line = docs.block_runtimes({"scorecard-default": {"made_by": {"how": "x", "commit": "abc", "code": {}},
                                                       "runtime": {**rt, "per_paper": {}}}})
-    assert "a job resumed from its checkpoint counts every part, an earlier one until its call ended or it " \
-        "failed (1 such part)" in line
+    assert "a job resumed from its checkpoint counts every part: 1 earlier part, each until its call " \
+        "ended or it failed" in line
+    rt["earlier_parts"] = 0
+    line = docs.block_runtimes({"scorecard-default": {"made_by": {"how": "x", "commit": "abc", "code": {}},
+                                                      "runtime": {**rt, "per_paper": {}}}})
+    assert "no job's run record counts a part from an earlier call" in line
 
 
 def test_a_job_retried_in_one_call_ends_each_attempt_at_its_own_end(tmp_path):

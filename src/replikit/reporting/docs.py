@@ -257,7 +257,7 @@ def block_claim_statements(snaps: dict) -> str:
 def block_claim_counts(snaps: dict) -> str:
     snap = snaps["scorecard-smoke"]
     by_kind = collections.Counter(row["kind"] for row in _all_claims(snap).values())
-    own = {"paper": "with a falsifier", "cannot discriminate": "that cannot discriminate", "check": "checks",
+    own = {"paper": "replications", "cannot discriminate": "that cannot discriminate", "check": "checks",
            "falsifier not measured": "with their falsifier not measured",
            "falsifier fixed by its pilot": "with their falsifier fixed by its pilot",
            "seen seeds only": "on seen seeds only"}
@@ -266,8 +266,8 @@ def block_claim_counts(snaps: dict) -> str:
             f"({split}), "
             f"{by_kind['background']} quote background and {by_kind['hypothesis']} are hypotheses of ours "
             "(counted from the published smoke scorecard: kinds from the declarations; \"cannot "
-            "discriminate\" and \"falsifier not measured\" from its verdicts; \"on seen seeds only\" from "
-            "the smoke scale's `seen_seeds`).")
+            "discriminate\" and \"falsifier not measured\" from its verdicts; \"fixed by its pilot\" from the "
+            "falsifiers' `sized_by_pilot`; \"on seen seeds only\" from the smoke scale's `seen_seeds`).")
 
 
 def _hours(h: float) -> str:
@@ -366,8 +366,11 @@ def resumed_words(runtime: dict) -> str:
     if "earlier_parts" not in runtime:
         return "a resumed job counts its last attempt"
     n = runtime["earlier_parts"]
-    return ("a job resumed from its checkpoint counts every part, an earlier one until its call ended "
-            "or it failed" + (f" ({n:,} such part{'s' if n != 1 else ''})" if n else ""))
+    if not n:
+        return "no job's run record counts a part from an earlier call"
+    parts = f"{n:,} earlier part{'s' if n != 1 else ''}"
+    return (f"a job resumed from its checkpoint counts every part: {parts}, each until its call ended "
+            "or it failed")
 
 
 def machine_words(runtime: dict) -> str:
