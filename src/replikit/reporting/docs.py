@@ -266,8 +266,8 @@ def block_claim_counts(snaps: dict) -> str:
             f"({split}), "
             f"{by_kind['background']} quote background and {by_kind['hypothesis']} are hypotheses of ours "
             "(counted from the published smoke scorecard: kinds from the declarations; \"cannot "
-            "discriminate\" and \"falsifier not measured\" from its verdicts; \"fixed by its pilot\" from the "
-            "falsifiers' `sized_by_pilot`; \"on seen seeds only\" from the smoke scale's `seen_seeds`).")
+            "discriminate\" and \"falsifier not measured\" from its verdicts; \"fixed by its pilot\" from "
+            "the falsifiers' `sized_by_pilot`; \"on seen seeds only\" from the smoke scale's `seen_seeds`).")
 
 
 def _hours(h: float) -> str:
