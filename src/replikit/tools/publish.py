@@ -345,11 +345,11 @@ def run_parts(tree: Path, outputs: list[str]) -> int:
 def earlier_parts(tree: Path, logs: list[Path], heartbeats: Path | None = None
                   ) -> dict[str, list[tuple[dt.datetime, dt.datetime]]]:
     """Per benchmark file (its path in the tree): the spans of the attempts its job resumed from, the
-    `parts` - 1 attempts before its last in the calls' logs (run_parts), each from its start to when
-    its call was stopped (its call's span, ended at its last heartbeat with `heartbeats`). An older
-    attempt (a run of other code, started afresh) is not among them, as its record counts only the
-    parts it went on from. An attempt is counted to its call's end, so the work redone after its last
-    checkpoint is counted too."""
+    `parts` - 1 attempts before its last in the calls' logs (run_parts), each from its start until it
+    failed or its call was stopped (the call's span, ended at its last heartbeat with `heartbeats`,
+    before the run's next restart). An older attempt (a run of other code, started afresh) is not
+    among them, as its record counts only the parts it went on from. An attempt is counted to its
+    end, so the work redone after its last checkpoint is counted too."""
     spanned = sorted((span, log) for log in logs if (span := log_span(log)))
     ends = [s[1] for s in lengthened([s for s, _ in spanned], heartbeats)]
     tries: dict[str, list[dict]] = collections.defaultdict(list)
