@@ -219,11 +219,15 @@ def paused_within(benchmark: Path, seconds: float, paused: list[tuple[dt.datetim
 STAMP = re.compile(r"^\[(\w{3} \w{3} +\d+ \d\d:\d\d:\d\d \d{4})\]", re.M)
 
 
+def _stamp(text: str) -> dt.datetime:
+    """A Snakemake log timestamp ("Mon Nov 30 14:44:03 2026"), as local time."""
+    return dt.datetime.strptime(" ".join(text.split()), "%a %b %d %H:%M:%S %Y")
+
+
 def log_span(log: Path) -> tuple[dt.datetime, dt.datetime] | None:
     """The first and the last timestamp of a Snakemake log (local time, as it writes them; one for a
     call stopped during its first jobs, which its heartbeats lengthen); None without any (--unlock)."""
-    stamps = [dt.datetime.strptime(" ".join(s.split()), "%a %b %d %H:%M:%S %Y")
-              for s in STAMP.findall(log.read_text())]
+    stamps = [_stamp(s) for s in STAMP.findall(log.read_text())]
     return (stamps[0], stamps[-1]) if stamps else None
 
 
@@ -302,10 +306,6 @@ JOB_STARTED = re.compile(r"^\[([^\]\n]+)\]\n(?:local)?rule \w+:\n((?: {4}.*(?:\n
 JOB_ENDED = re.compile(r"^\[([^\]\n]+)\]\n(?:Finished jobid: (\d+)|Finished job (\d+)\.|Error in rule \w+:\n"
                        r"(?: {4}.*\n)*? {4}jobid: (\d+))", re.M)
 JOB_FIELD = re.compile(r"^ {4}(\w+): (.*)$", re.M)
-
-
-def _stamp(text: str) -> dt.datetime:
-    return dt.datetime.strptime(" ".join(text.split()), "%a %b %d %H:%M:%S %Y")
 
 
 def job_attempts(log: Path, call_end: dt.datetime) -> list[dict]:
