@@ -53,7 +53,7 @@ def test_a_stage_without_seeds_is_not_batched():
 
 def test_fresh_and_earlier_seeds_get_a_per_seed_rule_of_their_own():
     paper = registry.get("depthwise_transfer")
-    extra = glue.extra_seeds({"seeds": [10, 11], "claims": []}, {"seeds": [0, 20], "claims": []})
+    extra = glue.extra_seeds([{"seeds": [10, 11], "claims": []}], {"seeds": [0, 20], "claims": []})
     assert extra == [0, 10, 11, 20]
     batched, single = glue.stage_rules(paper, stage("depthwise_transfer", "train"), BATCHED, [0, 1], extra)
     assert batched.seeds == (0, 1)

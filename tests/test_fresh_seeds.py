@@ -27,11 +27,14 @@ from tests.conftest import ROOT
 from tests.test_report import markdown_table_problems
 
 SCHEMA = ROOT / "workflow/schemas/config.schema.yaml"
-SEEN, FRESH_SEEDS = [0, 1, 2, 3, 4], [10, 11, 12, 13, 14]
-# the rows whose margin, statistic or settings were fixed after seeds 0-4 had run at the default scale
-DECLARED = {"depthwise_transfer": ["DT-1", "DT-3", "DT-4"],
-            "continual_learning": ["CL-2", "CL-3", "CL-4", "CL-5"], "benign_memorization": ["BM-6"],
-            "shaped_transformer": ["ST-1", "ST-3"]}
+SEEN, FRESH_SEEDS, LATER = [0, 1, 2, 3, 4], [10, 11, 12, 13, 14], [20, 21, 22, 23, 24]
+# the rows whose margin, statistic or settings were fixed after seeds 0-4 had run at the default scale,
+# by seed set: seeds 20-24 for the rows whose margin rule was replaced after 10-14 had been seen too
+DECLARED = {"depthwise_transfer": [(FRESH_SEEDS, ["DT-1", "DT-3", "DT-4"])],
+            "continual_learning": [(FRESH_SEEDS, ["CL-3", "CL-4", "CL-5"]), (LATER, ["CL-2"])],
+            "benign_memorization": [(FRESH_SEEDS, ["BM-6"])],
+            "shaped_transformer": [(FRESH_SEEDS, ["ST-3"]), (LATER, ["ST-1"])],
+            "super_consistency": [(LATER, ["SC-1", "SC-3"])]}
 STATS = {"ci_level": 0.9, "min_seeds": 5}
 
 
@@ -108,8 +111,9 @@ def test_the_counts_the_report_and_the_docs_use_the_fresh_verdict(tmp_path, root
 
 
 def test_the_default_scale_declares_the_fresh_rows_and_the_smoke_scale_none(scales):
-    for paper, ids in DECLARED.items():
-        assert glue.fresh_seeds(scales["config"], paper) == {"seeds": FRESH_SEEDS, "claims": ids}, paper
+    for paper, sets in DECLARED.items():
+        want = [{"seeds": s, "claims": ids} for s, ids in sets]
+        assert glue.fresh_seeds(scales["config"], paper) == want, paper
     declared = {p for p in scales["config"]["papers"] if glue.fresh_seeds(scales["config"], p)}
     assert declared == set(DECLARED)
     for scale in ("smoke", "paper", "preflight"):  # CI's scale gains no job; the others none either
@@ -122,9 +126,10 @@ def test_fresh_seeds_train_every_run_the_claims_read_at_default_only(scales):
         inputs = glue.claim_inputs(p, cfg, p.seeds(cfg, SEEN), glue.fresh_seeds(scales["config"], paper))
         assert {k: v for k, v in inputs.items() if not k.startswith(FRESH)} == p.claim_inputs(cfg, SEEN)
         for kind, figure in p.claim_reads.items():
-            assert inputs[FRESH + kind] == p.per_run_files(cfg, kind, figure, FRESH_SEEDS)
+            want = [f for seeds, _ in DECLARED[paper] for f in p.per_run_files(cfg, kind, figure, seeds)]
+            assert inputs[FRESH + kind] == want
         fresh = glue.fresh_seeds(scales["smoke"], paper)
-        assert fresh is None and glue.claim_inputs(p, smoke, SEEN, fresh) == p.claim_inputs(smoke, SEEN)
+        assert fresh == [] and glue.claim_inputs(p, smoke, SEEN, fresh) == p.claim_inputs(smoke, SEEN)
 
 
 def test_fresh_seeds_change_the_config_of_no_run(scales):
@@ -158,13 +163,13 @@ def test_a_ladder_rung_runs_only_its_own_seeds():
     ladder = ladders.load("depthwise_transfer")
     config = load([], ladders.rung_config(ladder, ladder.rungs[1]))
     assert config["scale"] == "default" and config["depthwise_transfer"]["fresh_seeds"]  # its base block's
-    assert glue.fresh_seeds(config, "depthwise_transfer") is None
+    assert glue.fresh_seeds(config, "depthwise_transfer") == []
     assert glue.fresh_seeds_errors(registry.get("depthwise_transfer"), {**config, "seeds": FRESH_SEEDS}) == []
 
 
-def _claims_job(tmp_path, monkeypatch, scales, fresh: dict) -> SimpleNamespace:
+def _claims_job(tmp_path, monkeypatch, scales, fresh: dict | list | None) -> SimpleNamespace:
     """A depthwise-transfer claims job on the figure audit's stored smoke runs (seeds 0-2): seed 0 as
-    the seen set, `fresh` as the fresh one."""
+    the seen set, `fresh` (config key fresh_seeds: one set or a list) as the fresh ones."""
     tree = tmp_path / "tree"
     shutil.copytree(ROOT / "tests/figure_audit/runs/results/depthwise_transfer",
                     tree / "results/depthwise_transfer")
@@ -172,8 +177,9 @@ def _claims_job(tmp_path, monkeypatch, scales, fresh: dict) -> SimpleNamespace:
     p = registry.get("depthwise_transfer")
     cfg = {**copy.deepcopy(scales["smoke"]["depthwise_transfer"]), "fresh_seeds": fresh}
     cfg.pop("seen_seeds", None)  # the smoke block's; a test sets its own
-    inputs = {k: v for k, v in glue.claim_inputs(p, cfg, [0], fresh).items() if k != "manifest"}
-    params = SimpleNamespace(paper=p.name, cfg=cfg, seeds=[0], fresh=fresh, stats=scales["smoke"]["stats"],
+    sets = glue.fresh_seeds({p.name: cfg}, p.name)  # as papers.smk passes them
+    inputs = {k: v for k, v in glue.claim_inputs(p, cfg, [0], sets).items() if k != "manifest"}
+    params = SimpleNamespace(paper=p.name, cfg=cfg, seeds=[0], fresh=sets, stats=scales["smoke"]["stats"],
                              scale="smoke",
                              settings=paper_settings(scales["paper"], p.name, p.departures, p.unverified,
                                                      p.figure_only))
@@ -194,7 +200,7 @@ def test_the_claims_job_judges_the_listed_rows_on_the_fresh_runs(tmp_path, monke
     sm = _claims_job(tmp_path, monkeypatch, scales, {"seeds": [1, 2], "claims": ["DT-1", "DT-3"]})
     glue.score_claims(sm)
     card = read_json(sm.output[0])
-    assert card["seeds"] == [0] and card["fresh_seeds"] == {"seeds": [1, 2], "claims": ["DT-1", "DT-3"]}
+    assert card["seeds"] == [0] and card["fresh_seeds"] == [{"seeds": [1, 2], "claims": ["DT-1", "DT-3"]}]
     rows = {r["id"]: r for r in card["claims"]}
     for cid in ("DT-1", "DT-3"):
         row = rows[cid]
@@ -203,6 +209,25 @@ def test_the_claims_job_judges_the_listed_rows_on_the_fresh_runs(tmp_path, monke
         assert {k for p in row["seed_sets"][0]["parts"] for k in p["per_seed"]} <= {"0"}
     assert rows["DT-2"]["seeds"] == [0] and "seed_sets" not in rows["DT-2"]
     assert not [d for r in rows.values() for d in r["deviations"] if d["key"].startswith("fresh_seeds")]
+
+
+def test_each_fresh_set_judges_its_own_claims(tmp_path, monkeypatch, scales):
+    """Config key fresh_seeds as a list: a row whose margin changed after a first fresh set had been seen
+    takes its headline from a later set, and a claim is in one set only."""
+    from replikit.core.io import read_json
+
+    sets = [{"seeds": [1], "claims": ["DT-1"]}, {"seeds": [2], "claims": ["DT-3"]}]
+    sm = _claims_job(tmp_path, monkeypatch, scales, sets)
+    glue.score_claims(sm)
+    card = read_json(sm.output[0])
+    rows = {r["id"]: r for r in card["claims"]}
+    assert card["fresh_seeds"] == sets and rows["DT-1"]["seeds"] == [1] and rows["DT-3"]["seeds"] == [2]
+    assert [s["seeds"] for s in rows["DT-3"]["seed_sets"]] == [[0], [2]] and "seed_sets" not in rows["DT-2"]
+    config = copy.deepcopy(scales["config"])
+    config["depthwise_transfer"]["fresh_seeds"] = [{"seeds": [10], "claims": ["DT-1"]},
+                                                   {"seeds": [20], "claims": ["DT-1", "DT-3"]}]
+    (error,) = glue.fresh_seeds_errors(registry.get("depthwise_transfer"), config)
+    assert "DT-1 in more than one seed set" in error and "fix:" in error
 
 
 def test_a_missing_fresh_run_is_an_error_naming_the_key_and_the_fix(tmp_path, monkeypatch, scales):
@@ -284,4 +309,5 @@ def test_seen_seeds_name_the_papers_claims(scales):
     assert all(glue.seen_seeds_errors(registry.get(n), smoke) == [] for n in smoke["papers"])
     assert {n: smoke[n]["seen_seeds"]["claims"] for n in smoke["papers"] if smoke[n].get("seen_seeds")} == {
         "benign_memorization": ["BM-6"], "continual_learning": ["CL-2", "CL-3", "CL-4", "CL-5"],
-        "depthwise_transfer": ["DT-1", "DT-3", "DT-4"], "shaped_transformer": ["ST-1", "ST-3"]}
+        "depthwise_transfer": ["DT-1", "DT-3", "DT-4"], "shaped_transformer": ["ST-1", "ST-3"],
+        "super_consistency": ["SC-1", "SC-3"]}

@@ -41,7 +41,7 @@ def test_the_cl5_rule_reads_the_curvature_of_the_accuracy_curve():
     lo, hi = cla._gamma_ends(cfg)
     gammas = cfg["gamma_sweep"]["gammas"]
     mid = math.log10(sorted(gammas)[len(gammas) // 2])
-    ntp = {0: {64.0: 0.3, 1024.0: 0.25}}
+    ntp = {0: {64.0: 0.3, 1024.0: 0.25}, 1: {64.0: 0.31, 1024.0: 0.26}}
     for k, want in ((0.5, 0.2), (2.0, 0.1)):
         curve = {g: 0.8 * (1 - k * (math.log10(g) - mid) ** 2) for g in gammas}
         got = cla.margins_from_curves({lo.name: {0: curve, 1: curve}, hi.name: {0: curve},
@@ -49,16 +49,43 @@ def test_the_cl5_rule_reads_the_curvature_of_the_accuracy_curve():
         assert got["CL-5"]["margin"] == want
 
 
-@pytest.mark.parametrize("effects, want", [
-    ((0.04, 0.05, 0.07), 0.025),   # half of the median NTP effect 0.05
-    ((0.033, 0.02, 0.05), 0.015),  # half of 0.033 = 0.0165, rounded down to 0.005
-    ((0.01, -0.02, -0.01), None),  # no NTP effect in the pilot: no contrast to size CL-2's margin from
-])
-def test_the_cl2_rule_is_half_of_ntps_width_effect(effects, want):
+def test_the_cl2_rule_is_the_seed_range_at_the_base_width_whatever_ntps_width_effect():
+    """CL2_MARGIN_RULE: the range of CFr over the pilot's seeds at N0 = 64, rounded down to 0.005;
+    NTP's change across widths, which CL-2's falsifier reads, does not move it."""
     from replikit.papers import continual_learning_analysis as cla
 
-    curves = {seed: {64.0: 0.3 + e, 256.0: 0.3 + e / 2, 1024.0: 0.3} for seed, e in enumerate(effects)}
-    assert cla.cl2_margin(curves)["margin"] == want
+    for effect in (0.0, 0.05, 0.5):
+        curves = {seed: {64.0: 0.3 + e, 256.0: 0.3 - effect / 2, 1024.0: 0.3 - effect}
+                  for seed, e in enumerate((0.0, 0.013, 0.0275))}
+        assert cla.cl2_margin(curves, 64)["margin"] == 0.025
+    with pytest.raises(ValueError, match="no run at the base width 32"):
+        cla.cl2_margin(curves, 32)
+
+
+def test_a_noise_margin_is_the_mean_seed_range_rounded_down_and_capped():
+    from replikit.scoring.aggregate import margin_from_seed_range
+
+    by = {"a": {0: 0.1, 1: 0.14, 2: 0.12}, "b": {0: 0.0, 1: 0.02, 2: 0.01}}  # ranges 0.04 and 0.02
+    assert margin_from_seed_range(by, 0.005)["margin"] == 0.03
+    assert margin_from_seed_range(by, 0.02)["margin"] == 0.02
+    assert margin_from_seed_range(by, 0.005, cap=0.01)["margin"] == 0.01
+    with pytest.raises(ValueError, match="two pilot seeds"):
+        margin_from_seed_range({"a": {0: 1.0}}, 0.01)
+
+
+def test_the_pilot_tool_applies_a_changed_rule_to_the_committed_curves(tmp_path, monkeypatch):
+    """`--committed`: the rule now in the module, on the committed pilot's curves, gives the committed
+    margins (what tests/test_pilots.py's first test checks, through the tool's own path)."""
+    from replikit.plan import pilot as tool
+
+    for paper in ("super_consistency", "shaped_transformer", "continual_learning"):
+        committed = json.loads(pilot_file(paper, "default").read_text())
+        monkeypatch.setattr(tool, "PILOTS", tmp_path)
+        (tmp_path / f"{paper}.default.json").write_text(json.dumps(committed))
+        tool.main([paper, "--scale", "default", "--committed"])
+        again = json.loads((tmp_path / f"{paper}.default.json").read_text())
+        assert again == committed, paper
+        monkeypatch.undo()
 
 
 def test_only_a_rule_that_reads_checkpoints_takes_the_checkpoints_flag(tmp_path):

@@ -91,12 +91,18 @@ def test_config_errors_name_the_key_and_the_fix():
     assert st.config_errors(good) == []
 
 
-def test_the_margin_rule_is_half_the_ratios_effect_rounded_down():
-    cfg = {"ratios": [0.25, 1.0], "widths": [8, 16, 32]}
-    curves = {"mean width-32": {s: {0.25: 0.5, 1.0: 0.5 - d} for s, d in enumerate([0.04, 0.06, 0.08])},
-              "spread width-32": {s: {0.25: 0.1, 1.0: 0.1 + d} for s, d in enumerate([0.1, 0.13, 0.2])}}
-    got = sta.margins_from_curves(curves, cfg)
-    assert got["mean"]["margin"] == 0.03 and got["spread"]["margin"] == 0.065
+def test_the_margin_rule_is_the_seed_range_at_the_equivalence_ratio_whatever_the_ratios_effect():
+    """MARGIN_RULE: each statistic's range over the pilot's seeds at the equivalence ratio, averaged over
+    the smallest and the largest width, rounded down to 0.005; the change across ratios, which ST-1's
+    falsifier reads, plays no part."""
+    cfg = {"ratios": [0.25, 1.0], "widths": [8, 16, 32], "equivalence_ratio": 0.25}
+    for effect in (0.0, 0.1, 1.0):
+        curves = {f"{key} width-{w}": {s: {0.25: base + e * k, 1.0: base + e * k + effect}
+                                       for s, e in enumerate([0.0, 0.01, 0.02])}
+                  for key, base in (("mean", 0.5), ("spread", 0.1))
+                  for w, k in ((8, 1.0), (16, 9.0), (32, 2.0))}
+        got = sta.margins_from_curves(curves, cfg)  # ranges 0.02 (width 8) and 0.04 (width 32): mean 0.03
+        assert got["mean"]["margin"] == 0.03 and got["spread"]["margin"] == 0.03, effect
 
 
 def _samples(shift: float) -> dict[str, pd.DataFrame]:

@@ -130,16 +130,22 @@ def test_sc1_can_fail_when_the_widths_sharpness_differs_under_mup(mup_spread, ve
     assert tuple(got) == verdicts
 
 
-def test_the_margin_rule_is_half_the_ntk_effect_rounded_down_and_capped():
+def test_the_margin_rule_is_the_base_widths_seed_range_whatever_the_ntk_contrast():
+    """MARGIN_RULE: at the base width, the range over the pilot's seeds (of log10 sharpness at each step
+    after 0, averaged; of log10 feature movement at the end), rounded down to 0.01 decades and the
+    sharpness capped; the NTK scaling's spread across widths, which the falsifiers read, plays no part."""
     cfg = {"widths": [8, 16, 32], "base_width": 8}
-    curves = {}
-    for i, w in enumerate(cfg["widths"]):
-        late = {s: 10 ** (-1 + e * i / 2) for s, e in enumerate([0.1, 0.2, 0.5])}
-        curves[f"sharpness width-{w}"] = {s: {0.0: 0.1, 10.0: late[s], 20.0: late[s]} for s in late}
-        curves[f"movement width-{w}"] = {s: {0.0: 0.0, 20.0: 10 ** (-e * i / 2)}
-                                         for s, e in enumerate([0.2, 0.3, 0.44])}
-    got = sca.margins_from_curves(curves, cfg)
-    assert got["sharpness"]["margin"] == 0.1 and got["features"]["margin"] == 0.15
+    for contrast in (0.0, 0.3, 2.0):
+        curves = {}
+        for i, w in enumerate(cfg["widths"]):
+            noise = [0.0, 0.05, 0.12]  # log10 offsets per seed: a range of 0.12 decades
+            curves[f"sharpness width-{w}"] = {s: {0.0: 0.1, 10.0: 10 ** (-1 + e + contrast * i),
+                                                  20.0: 10 ** (-1 + e / 2 + contrast * i)}
+                                              for s, e in enumerate(noise)}  # ranges 0.12, 0.06: mean 0.09
+            curves[f"movement width-{w}"] = {s: {0.0: 0.0, 20.0: 10 ** (-e - contrast * i)}
+                                             for s, e in enumerate([0.0, 0.1, 0.155])}
+        got = sca.margins_from_curves(curves, cfg)
+        assert got["sharpness"]["margin"] == 0.09 and got["features"]["margin"] == 0.15, contrast
     wide = {k: {s: {t: v ** 4 for t, v in c.items()} for s, c in by.items()} if k.startswith("sharp") else by
             for k, by in curves.items()}
     assert sca.margins_from_curves(wide, cfg)["sharpness"]["margin"] == sca.SHARPNESS_CAP

@@ -108,9 +108,9 @@ def stage_rules(paper: Paper, stage: Stage, config: dict, seeds: list[int],
     return own + [StageRule(f"{name}_seed", stage, None, rest)] if rest else own
 
 
-def extra_seeds(fresh: dict | None, earlier: dict | None) -> list[int]:
+def extra_seeds(fresh: list[dict], earlier: dict | None) -> list[int]:
     """The seeds of the fresh and earlier seed sets, which a batched job does not run."""
-    return sorted({s for block in (fresh, earlier) if block for s in block["seeds"]})
+    return sorted({s for block in [*fresh, earlier] if block for s in block["seeds"]})
 
 
 def with_seed(w: Wildcards, seed: int) -> SimpleNamespace:
@@ -219,25 +219,37 @@ def draw_figure(sm: Any) -> None:
 FRESH = "fresh_"
 
 
-def fresh_seeds(config: dict, paper: str) -> dict | None:
-    """Config key <paper>.fresh_seeds, {"seeds": [...], "claims": [...]}: claims whose margin, statistic
-    or settings were fixed after the paper's seeds had been seen, judged again on seeds never seen
-    before (their rows' headline). None where the block has none, and in a ladder rung, which runs
-    the seeds its ladder declares, not its base block's fresh ones."""
+def fresh_seeds(config: dict, paper: str) -> list[dict]:
+    """Config key <paper>.fresh_seeds as a list of seed sets, each {"seeds": [...], "claims": [...]}:
+    claims whose margin, statistic or settings were fixed after the paper's seeds (and, for a later
+    set, an earlier set's) had been seen, judged again on seeds never seen before (their rows'
+    headline). The key holds one set or a list. [] where the block has none, and in a ladder rung,
+    which runs the seeds its ladder declares, not its base block's fresh ones."""
     if config.get("ladder_rung"):
-        return None
-    return (config.get(paper) or {}).get("fresh_seeds") or None
+        return []
+    fresh = (config.get(paper) or {}).get("fresh_seeds") or []
+    return [fresh] if isinstance(fresh, dict) else list(fresh)
+
+
+def fresh_claims(fresh: list[dict]) -> list[str]:
+    """Every claim that one of the fresh seed sets `fresh` lists."""
+    return [c for block in fresh for c in block["claims"]]
 
 
 def fresh_seeds_errors(paper: Paper, config: dict) -> list[str]:
-    """What is wrong with config key <paper>.fresh_seeds (the workflow stops on it before any job): its
-    seeds must be none of the paper's seeds (those were seen), its claims the paper's own."""
+    """What is wrong with config key <paper>.fresh_seeds (the workflow stops on it before any job): each
+    set's seeds must be none of the paper's seeds (those were seen), its claims the paper's own, and a
+    claim is in one set only."""
     fresh = fresh_seeds(config, paper.name)
-    if not fresh:
-        return []
-    return seed_set_errors(paper, config, "fresh_seeds", fresh,
-                           "are among the paper's seeds, which were seen; fix: fresh seeds that no run of "
-                           "this paper has used")
+    errors = [e for block in fresh for e in seed_set_errors(
+        paper, config, "fresh_seeds", block, "are among the paper's seeds, which were seen; fix: fresh seeds "
+        "that no run of this paper has used")]
+    claims = fresh_claims(fresh)
+    twice = sorted({c for c in claims if claims.count(c) > 1})
+    if twice:
+        errors.append(f"config key '{paper.name}.fresh_seeds': {', '.join(twice)} in more than one seed set, "
+                      "and a row has one headline; fix: list each claim in one set")
+    return errors
 
 
 def seed_set_errors(paper: Paper, config: dict, name: str, block: dict, shared: str) -> list[str]:
@@ -303,7 +315,7 @@ def earlier_seeds_errors(paper: Paper, config: dict) -> list[str]:
     errors = seed_set_errors(paper, config, "earlier_seeds", earlier,
                              "are the paper's own, which judge the headline; fix: the seeds the rows were "
                              "judged on before the paper's seeds changed")
-    both = sorted(set(earlier["claims"]) & set((fresh_seeds(config, paper.name) or {}).get("claims", [])))
+    both = sorted(set(earlier["claims"]) & set(fresh_claims(fresh_seeds(config, paper.name))))
     if both:
         errors.append(f"config key '{key}.claims': {', '.join(both)} also in '{paper.name}.fresh_seeds', "
                       "whose headline is another seed set; fix: list each claim under one of the two keys")
@@ -314,19 +326,20 @@ def earlier_seeds_errors(paper: Paper, config: dict) -> list[str]:
     return errors
 
 
-def claim_inputs(paper: Paper, cfg: dict, seeds: list[int], fresh: dict | None,
+def claim_inputs(paper: Paper, cfg: dict, seeds: list[int], fresh: list[dict],
                  earlier: dict | None = None) -> dict[str, Any]:
-    """The claims job's inputs: its per-run files at `seeds` and, with `fresh`, every run the claims
-    read at the fresh seeds too (as fresh_<kind>); with `earlier`, the runs it names at the earlier
-    seeds (as earlier_<kind>); so the training jobs run them."""
+    """The claims job's inputs: its per-run files at `seeds` and, with `fresh` (seed sets), every run
+    the claims read at every fresh set's seeds too (as fresh_<kind>); with `earlier`, the runs it names
+    at the earlier seeds (as earlier_<kind>); so the training jobs run them."""
     files = paper.claim_inputs(cfg, seeds)
     for prefix, extra in ((FRESH, fresh), (EARLIER, earlier)):
         if extra and any(k.startswith(prefix) for k in files):
             raise DeclarationError(f"paper {paper.name!r}: a kind of claim_reads starts with {prefix!r}, "
                                    "which names the claims job's inputs of another seed set; fix: rename it")
     if fresh:
-        files.update({FRESH + kind: paper.per_run_files(cfg, kind, figure, fresh["seeds"])
-                      for kind, figure in paper.claim_reads.items()})
+        files.update({FRESH + kind: list(dict.fromkeys(
+            p for block in fresh for p in paper.per_run_files(cfg, kind, figure, block["seeds"])))
+            for kind, figure in paper.claim_reads.items()})
     if earlier:
         files.update({EARLIER + kind: earlier_files(paper, cfg, earlier, kind, figure)
                       for kind, figure in paper.claim_reads.items()})
@@ -351,8 +364,8 @@ def judged_config(cfg: dict) -> dict:
 
 def score_claims(sm: Any) -> None:
     """A claims job (workflow/scripts/paper_claims.py): judge every claim, write the scorecard. With
-    config key <paper>.fresh_seeds (param `fresh`), the claims it lists are judged again on the fresh
-    seeds, and their rows' headline is the fresh set's (replikit.scoring.seed_sets); with
+    config key <paper>.fresh_seeds (param `fresh`: its seed sets), the claims each set lists are judged
+    again on its seeds, and their rows' headline is that set's (replikit.scoring.seed_sets); with
     <paper>.seen_seeds, the claims it lists are marked as judged on seen seeds only."""
     register_config_datasets(getattr(sm, "config", None) or {})
     from replikit.core.io import read_json
@@ -363,7 +376,7 @@ def score_claims(sm: Any) -> None:
 
     paper = get(sm.params.paper)
     cfg, seeds = sm.params.cfg, list(sm.params.seeds)
-    fresh = getattr(sm.params, "fresh", None)
+    fresh = list(getattr(sm.params, "fresh", None) or [])
     earlier = getattr(sm.params, "earlier", None)
     files = {kind: list(sm.input[kind]) for kind in paper.claim_reads}
     manifest = read_json(sm.input.manifest) if "manifest" in sm.input.keys() else None
@@ -379,14 +392,14 @@ def score_claims(sm: Any) -> None:
     seen = cfg.get("seen_seeds")
     if seen:  # judged on seen seeds only at this scale: marked (before any seed set copies the row), and a
         # replication among them counted apart; a claim with fresh seeds takes its headline from them
-        rows = seen_only(rows, [c for c in seen["claims"] if c not in (fresh or {}).get("claims", [])])
+        rows = seen_only(rows, [c for c in seen["claims"] if c not in fresh_claims(fresh)])
     records = [read_json(p) for p in files["metrics"]]
-    if fresh:  # the listed claims judged again on the fresh seeds: their rows' headline
-        fresh_files = fresh_inputs(paper, cfg, fresh, dict(sm.input.items()))
-        ids = fresh_claim_ids(paper, claims, fresh)
+    for block in fresh:  # each set's claims judged again on its seeds: their rows' headline
+        fresh_files = fresh_inputs(paper, cfg, block, dict(sm.input.items()))
+        ids = fresh_claim_ids(paper, claims, block)
         fresh_rows = judge([c for c in claims if c.id in ids], paper.load_results(fresh_files), judged,
-                           sm.params.stats, sm.params.settings, fresh["seeds"], subset, sm.params.scale)
-        rows = with_seed_sets(rows, fresh_rows, seeds, fresh["seeds"])
+                           sm.params.stats, sm.params.settings, block["seeds"], subset, sm.params.scale)
+        rows = with_seed_sets(rows, fresh_rows, seeds, block["seeds"])
         records += [read_json(p) for p in fresh_files["metrics"]]
     if earlier:  # the listed claims judged again on their earlier seeds: shown beside, not counted
         earlier_input = {kind: [str(p) for p in sm.input[EARLIER + kind]] for kind in paper.claim_reads}
@@ -403,9 +416,13 @@ def score_claims(sm: Any) -> None:
     prov.update(runs=runs_computed_by(records), analysis_code=code_hash(paper.claims.__module__),
                 analysis_uncommitted=uncommitted_code(paper.claims.__module__),
                 claims_job_code=code_hash(__name__))
-    # the card names every seed set: `seeds` (the paper's own) and these
-    seed_sets = {key: {"seeds": sorted(int(s) for s in extra["seeds"]), "claims": list(extra["claims"])}
-                 for key, extra in (("fresh_seeds", fresh), ("earlier_seeds", earlier)) if extra}
+    # the card names every seed set: `seeds` (the paper's own) and these (fresh_seeds: a list of sets)
+    def card_set(block: dict) -> dict:
+        return {"seeds": sorted(int(s) for s in block["seeds"]), "claims": list(block["claims"])}
+
+    seed_sets = {"fresh_seeds": [card_set(b) for b in fresh]} if fresh else {}
+    if earlier:
+        seed_sets["earlier_seeds"] = card_set(earlier)
     write_scorecard(sm.output[0], paper.name, paper.title, sm.params.scale, manifest, seeds, rows, prov,
                     paper.arxiv, seed_sets)
     if seed_sets:

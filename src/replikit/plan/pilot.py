@@ -9,8 +9,9 @@ by a rule stated in the paper's module before the pilot ran (issue 30).
 `'continual_learning={"seeds": [100,101,102,103,104]}'`; targets go before `--config`) writes
 `config/pilots/<paper>.<scale>.json`: the pilot's curves (loss per learning rate, per network and
 seed), the rule, and the margins it gives, which then go into the paper's config block by hand, in a
-commit before the verdict runs. `tests/test_depthwise_transfer.py` recomputes the committed margins
-from the committed pilot.
+commit before the verdict runs. `tests/test_pilots.py` recomputes the committed margins from the
+committed pilot. Where a rule changes after its pilot ran, `--committed` applies it to the committed
+pilot file's curves (the same seeds, no run).
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ import json
 from pathlib import Path
 
 PILOTS = Path(__file__).resolve().parents[3] / "config" / "pilots"
-# paper -> the module that holds its margin rule: MARGIN_RULE, MARGIN_LOSS_COST, pilot_curves(paths, cfg)
-# and margins_from_curves(curves, cfg)
+# paper -> the module that holds its margin rule: MARGIN_RULE, pilot_curves(paths, cfg),
+# margins_from_curves(curves, cfg) and, where the rule prices a loss, MARGIN_LOSS_COST
 PAPERS = {"depthwise_transfer": "replikit.papers.depthwise_transfer_analysis",
           "continual_learning": "replikit.papers.continual_learning_analysis",
           "shaped_transformer": "replikit.papers.shaped_transformer_analysis",
@@ -45,22 +46,16 @@ def read_curves(pilot: dict) -> dict[str, dict[int, dict[float, float]]]:
             for run, by_seed in pilot["curves"].items()}
 
 
-def main(argv: list[str] | None = None) -> None:
-    from replikit.plan.bill import load
+def committed_curves(paper: str, scale: str) -> dict[str, dict[int, dict[float, float]]]:
+    """The committed pilot file's curves (`--committed`)."""
+    path = pilot_file(paper, scale)
+    if not path.is_file():
+        raise SystemExit(f"no committed pilot {path}: run the pilot first and pass --runs (see --help)")
+    return read_curves(json.loads(path.read_text()))
 
-    ap = argparse.ArgumentParser(prog="python -m replikit.plan.pilot", description=__doc__.split("\n")[0])
-    ap.add_argument("paper", choices=sorted(PAPERS))
-    ap.add_argument("--scale", required=True, help="the scale whose config block the margins are for")
-    ap.add_argument("--runs", type=Path, required=True,
-                    help="the pilot's results folder (its <paper>/runs/<run>/seed<N>/metrics.json)")
-    ap.add_argument("--checkpoints", action="store_true",
-                    help="read the pilot from its jobs' checkpoints (<paper>/checkpoints/*.ckpt) instead, "
-                         "for a rule that reads only what a checkpoint holds (induction heads' emergence "
-                         "times: the pilot may stop once every network has emerged)")
-    a = ap.parse_args(argv)
-    module = rule_module(a.paper)
-    config = load([f"config/{a.scale}.yaml"] if a.scale != "default" else [])
-    cfg = config[a.paper]
+
+def run_curves(module, a: argparse.Namespace, cfg: dict) -> dict[str, dict[int, dict[float, float]]]:
+    """The pilot's curves from its runs (`--runs`), or from its jobs' checkpoints (`--checkpoints`)."""
     if a.checkpoints and not hasattr(module, "pilot_curves_from_checkpoints"):
         raise SystemExit(f"{a.paper}'s rule cannot be read from checkpoints: leave out --checkpoints")
     found = (a.runs / a.paper / "checkpoints").glob("*.ckpt") if a.checkpoints \
@@ -69,19 +64,45 @@ def main(argv: list[str] | None = None) -> None:
     if not paths:
         raise SystemExit(f"no pilot runs under {a.runs / a.paper}: run the pilot first (see --help)")
     try:
-        curves = (module.pilot_curves_from_checkpoints if a.checkpoints else module.pilot_curves)(paths, cfg)
+        return (module.pilot_curves_from_checkpoints if a.checkpoints else module.pilot_curves)(paths, cfg)
     except ValueError as e:  # a pilot not finished yet: say which run and what to do
         raise SystemExit(str(e)) from e
+
+
+def main(argv: list[str] | None = None) -> None:
+    from replikit.plan.bill import load
+
+    ap = argparse.ArgumentParser(prog="python -m replikit.plan.pilot", description=__doc__.split("\n")[0])
+    ap.add_argument("paper", choices=sorted(PAPERS))
+    ap.add_argument("--scale", required=True, help="the scale whose config block the margins are for")
+    source = ap.add_mutually_exclusive_group(required=True)
+    source.add_argument("--runs", type=Path,
+                        help="the pilot's results folder (its <paper>/runs/<run>/seed<N>/metrics.json)")
+    source.add_argument("--committed", action="store_true",
+                        help="apply the module's rule to the committed pilot file's curves instead (after a "
+                             "rule changed; the pilot's seeds and curves stay)")
+    ap.add_argument("--checkpoints", action="store_true",
+                    help="read the pilot from its jobs' checkpoints (<paper>/checkpoints/*.ckpt) instead, "
+                         "for a rule that reads only what a checkpoint holds (induction heads' emergence "
+                         "times: the pilot may stop once every network has emerged)")
+    a = ap.parse_args(argv)
+    module = rule_module(a.paper)
+    config = load([f"config/{a.scale}.yaml"] if a.scale != "default" else [])
+    cfg = config[a.paper]
+    curves = committed_curves(a.paper, a.scale) if a.committed else run_curves(module, a, cfg)
     seeds = sorted({s for by_seed in curves.values() for s in by_seed})
     if set(seeds) & set(config["seeds"]):
         raise SystemExit(f"pilot seeds {seeds} overlap the verdict seeds {config['seeds']}: a pilot must use "
                          "seeds that no verdict uses")
-    margins = module.margins_from_curves(curves, cfg)
+    try:
+        margins = module.margins_from_curves(curves, cfg)
+    except ValueError as e:  # the rule cannot read these curves: say why
+        raise SystemExit(str(e)) from e
     out = pilot_file(a.paper, a.scale)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({
         "paper": a.paper, "scale": a.scale, "seeds": seeds,
-        "rule": module.MARGIN_RULE, "loss_cost": module.MARGIN_LOSS_COST,
+        "rule": module.MARGIN_RULE, "loss_cost": getattr(module, "MARGIN_LOSS_COST", None),
         "margins": {c: m["margin"] for c, m in margins.items()}, "derivation": margins,
         "curves": {run: {str(s): {f"{x:g}": y for x, y in by_x.items()} for s, by_x in by_seed.items()}
                    for run, by_seed in curves.items()},

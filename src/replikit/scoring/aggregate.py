@@ -145,3 +145,19 @@ def best_on_grid(curve: dict[float, float], minimize: bool = False) -> float:
     """log10 of the best grid value (the first one on ties)."""
     sign = -1.0 if minimize else 1.0
     return math.log10(max(sorted(curve), key=lambda g: (sign * curve[g], -g)))
+
+
+def margin_from_seed_range(by_setting: dict[str, dict[int, float]], step: float,
+                           cap: float | None = None) -> dict:
+    """An invariance claim's margin sized from the noise (issue 64): the mean, over the settings of
+    `by_setting` ({setting: {seed: value}}), of the value's range over the pilot's seeds, rounded down
+    to `step` (and at most `cap`), with its derivation. A quantity that "does not change" with a
+    setting is read against how much one setting's runs already differ from seed to seed; the contrast
+    a falsifier reads plays no part, so its verdict is not fixed by the margin."""
+    if not by_setting or any(len(v) < 2 for v in by_setting.values()):
+        raise ValueError("a margin from the seeds' range needs at least two pilot seeds per setting")
+    ranges = {k: max(v.values()) - min(v.values()) for k, v in by_setting.items()}
+    noise = float(np.mean(list(ranges.values())))
+    margin = round(math.floor(noise / step + 1e-9) * step, 3)
+    return {"margin": min(margin, cap) if cap is not None else margin, "seed_range": noise,
+            "ranges": ranges, "step": step, "cap": cap}
