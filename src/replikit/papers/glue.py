@@ -227,8 +227,12 @@ def fresh_seeds(config: dict, paper: str) -> list[dict]:
     which runs the seeds its ladder declares, not its base block's fresh ones."""
     if config.get("ladder_rung"):
         return []
-    fresh = (config.get(paper) or {}).get("fresh_seeds") or []
-    return [fresh] if isinstance(fresh, dict) else list(fresh)
+    return as_sets((config.get(paper) or {}).get("fresh_seeds"))
+
+
+def as_sets(fresh: dict | list | None) -> list[dict]:
+    """Config key fresh_seeds (one seed set, a list of them, or none) as a list of seed sets."""
+    return [fresh] if isinstance(fresh, dict) else list(fresh or [])
 
 
 def fresh_claims(fresh: list[dict]) -> list[str]:
@@ -376,7 +380,7 @@ def score_claims(sm: Any) -> None:
 
     paper = get(sm.params.paper)
     cfg, seeds = sm.params.cfg, list(sm.params.seeds)
-    fresh = list(getattr(sm.params, "fresh", None) or [])
+    fresh = as_sets(getattr(sm.params, "fresh", None))  # a workflow parsed by older code passes one set
     earlier = getattr(sm.params, "earlier", None)
     files = {kind: list(sm.input[kind]) for kind in paper.claim_reads}
     manifest = read_json(sm.input.manifest) if "manifest" in sm.input.keys() else None
