@@ -228,6 +228,10 @@ def test_each_fresh_set_judges_its_own_claims(tmp_path, monkeypatch, scales):
                                                    {"seeds": [20], "claims": ["DT-1", "DT-3"]}]
     (error,) = glue.fresh_seeds_errors(registry.get("depthwise_transfer"), config)
     assert "DT-1 in more than one seed set" in error and "fix:" in error
+    config["depthwise_transfer"]["fresh_seeds"] = [{"seeds": [10, 11], "claims": ["DT-1"]},
+                                                   {"seeds": [11, 20], "claims": ["DT-3"]}]
+    (error,) = glue.fresh_seeds_errors(registry.get("depthwise_transfer"), config)
+    assert "seeds [11] in more than one seed set" in error and "fix:" in error
 
 
 def test_a_missing_fresh_run_is_an_error_naming_the_key_and_the_fix(tmp_path, monkeypatch, scales):

@@ -41,7 +41,7 @@ def test_the_cl5_rule_reads_the_curvature_of_the_accuracy_curve():
     lo, hi = cla._gamma_ends(cfg)
     gammas = cfg["gamma_sweep"]["gammas"]
     mid = math.log10(sorted(gammas)[len(gammas) // 2])
-    ntp = {0: {64.0: 0.3, 1024.0: 0.25}, 1: {64.0: 0.31, 1024.0: 0.26}}
+    ntp = {s: {64.0: 0.3 + s / 100, 1024.0: 0.25} for s in range(5)}
     for k, want in ((0.5, 0.2), (2.0, 0.1)):
         curve = {g: 0.8 * (1 - k * (math.log10(g) - mid) ** 2) for g in gammas}
         got = cla.margins_from_curves({lo.name: {0: curve, 1: curve}, hi.name: {0: curve},
@@ -56,7 +56,7 @@ def test_the_cl2_rule_is_the_seed_range_at_the_base_width_whatever_ntps_width_ef
 
     for effect in (0.0, 0.05, 0.5):
         curves = {seed: {64.0: 0.3 + e, 256.0: 0.3 - effect / 2, 1024.0: 0.3 - effect}
-                  for seed, e in enumerate((0.0, 0.013, 0.0275))}
+                  for seed, e in enumerate((0.0, 0.013, 0.0275, 0.01, 0.02))}
         assert cla.cl2_margin(curves, 64)["margin"] == 0.025
     with pytest.raises(ValueError, match="no run at the base width 32"):
         cla.cl2_margin(curves, 32)
@@ -65,12 +65,13 @@ def test_the_cl2_rule_is_the_seed_range_at_the_base_width_whatever_ntps_width_ef
 def test_a_noise_margin_is_the_mean_seed_range_rounded_down_and_capped():
     from replikit.scoring.aggregate import margin_from_seed_range
 
-    by = {"a": {0: 0.1, 1: 0.14, 2: 0.12}, "b": {0: 0.0, 1: 0.02, 2: 0.01}}  # ranges 0.04 and 0.02
+    by = {"a": {0: 0.1, 1: 0.14, 2: 0.12, 3: 0.11, 4: 0.13},  # ranges 0.04 and 0.02
+          "b": {0: 0.0, 1: 0.02, 2: 0.01, 3: 0.005, 4: 0.015}}
     assert margin_from_seed_range(by, 0.005)["margin"] == 0.03
     assert margin_from_seed_range(by, 0.02)["margin"] == 0.02
     assert margin_from_seed_range(by, 0.005, cap=0.01)["margin"] == 0.01
-    with pytest.raises(ValueError, match="two pilot seeds"):
-        margin_from_seed_range({"a": {0: 1.0}}, 0.01)
+    with pytest.raises(ValueError, match="reads 5 pilot seeds per setting, not \\[2\\]"):
+        margin_from_seed_range({"a": {0: 1.0, 1: 2.0}}, 0.01)  # a range grows with the seeds' count
 
 
 def test_the_pilot_tool_applies_a_changed_rule_to_the_committed_curves(tmp_path, monkeypatch):

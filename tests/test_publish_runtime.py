@@ -137,6 +137,36 @@ def test_a_jobs_seconds_leave_out_the_pauses_within_it(tmp_path):
     assert publish.run_time(tmp_path, pauses=pauses)["per_paper"]["p"]["job_s"] == 70.0
 
 
+def test_a_side_calls_jobs_count_whole_and_its_time_is_reported_apart(tmp_path):
+    """A side call made while the run was paused (claims judged again, fresh runs trained): its jobs ran
+    within the pause, so none of their time is left out, and its span is reported apart, not as the
+    run's wall time. A job of the run that the same pause stopped still loses the pause."""
+    import os
+
+    from replikit.reporting import docs
+
+    for name, end in (("side", _at(25)), ("run", _at(40))):
+        bench = tmp_path / f"logs/benchmarks/p/train/{name}/seed0.tsv"
+        bench.parent.mkdir(parents=True)
+        bench.write_text("s\th:m:s\tcpu_time\n600.0\t0:10:00\t590.0\n")
+        os.utime(bench, (end.timestamp(), end.timestamp()))
+    pauses = _pauses(tmp_path / "pauses.jsonl", (_at(12), _at(27)))  # the side call ran 13-25 min
+    side = _log(tmp_path / "side.log", _at(13), _at(25))
+    got = publish.run_time(tmp_path, pauses=pauses, aside=[side])
+    assert got["per_paper"]["p"]["job_s"] == 600.0 + 600.0  # the run's job ran 30-40 min: after the pause
+    assert got["aside_calls"] == 1 and got["aside_s"] == 12 * 60.0
+    bench = tmp_path / "logs/benchmarks/p/train/run/seed0.tsv"
+    os.utime(bench, (_at(30).timestamp(), _at(30).timestamp()))  # ran 20-30 min: 7 of them paused
+    got = publish.run_time(tmp_path, pauses=pauses, aside=[side])
+    assert got["per_paper"]["p"]["job_s"] == 600.0 + 600.0 - 7 * 60.0
+    # without the side call's log, its job (15-25 min, all within the pause) would count nothing
+    assert publish.run_time(tmp_path, pauses=pauses)["per_paper"]["p"]["job_s"] == 0.0 + 600.0 - 7 * 60.0
+    snap = {"made_by": {"how": "x", "commit": "abc", "code": {}}, "missing_papers": ["q"], "papers": {},
+            "runtime": {"wall_s": None, "jobs": 2, "job_s": 780.0, "earlier_parts": 0, **got}}
+    line = docs.block_runtimes({"scorecard-default": snap}).splitlines()[1]
+    assert "and 1 side call of 12.0 min made while the run was paused, not in its wall time)" in line
+
+
 def test_a_snapshot_made_at_several_commits_names_each():
     """A default run stopped and resumed at later commits (its run code unchanged) names every commit."""
     from replikit.reporting import docs

@@ -98,7 +98,7 @@ def test_the_margin_rule_is_the_seed_range_at_the_equivalence_ratio_whatever_the
     cfg = {"ratios": [0.25, 1.0], "widths": [8, 16, 32], "equivalence_ratio": 0.25}
     for effect in (0.0, 0.1, 1.0):
         curves = {f"{key} width-{w}": {s: {0.25: base + e * k, 1.0: base + e * k + effect}
-                                       for s, e in enumerate([0.0, 0.01, 0.02])}
+                                       for s, e in enumerate([0.0, 0.01, 0.02, 0.005, 0.015])}
                   for key, base in (("mean", 0.5), ("spread", 0.1))
                   for w, k in ((8, 1.0), (16, 9.0), (32, 2.0))}
         got = sta.margins_from_curves(curves, cfg)  # ranges 0.02 (width 8) and 0.04 (width 32): mean 0.03

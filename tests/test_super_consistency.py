@@ -138,12 +138,12 @@ def test_the_margin_rule_is_the_base_widths_seed_range_whatever_the_ntk_contrast
     for contrast in (0.0, 0.3, 2.0):
         curves = {}
         for i, w in enumerate(cfg["widths"]):
-            noise = [0.0, 0.05, 0.12]  # log10 offsets per seed: a range of 0.12 decades
+            noise = [0.0, 0.05, 0.12, 0.03, 0.08]  # log10 offsets per seed: a range of 0.12 decades
             curves[f"sharpness width-{w}"] = {s: {0.0: 0.1, 10.0: 10 ** (-1 + e + contrast * i),
                                                   20.0: 10 ** (-1 + e / 2 + contrast * i)}
                                               for s, e in enumerate(noise)}  # ranges 0.12, 0.06: mean 0.09
             curves[f"movement width-{w}"] = {s: {0.0: 0.0, 20.0: 10 ** (-e - contrast * i)}
-                                             for s, e in enumerate([0.0, 0.1, 0.155])}
+                                             for s, e in enumerate([0.0, 0.1, 0.155, 0.05, 0.12])}
         got = sca.margins_from_curves(curves, cfg)
         assert got["sharpness"]["margin"] == 0.09 and got["features"]["margin"] == 0.15, contrast
     wide = {k: {s: {t: v ** 4 for t, v in c.items()} for s, c in by.items()} if k.startswith("sharp") else by

@@ -306,10 +306,10 @@ def figure_joint_vs_sequential(df: pd.DataFrame, specs: list[RunSpec], out: Path
 MARGIN_LOSS_COST = 0.02
 CL2_MARGIN_RULE = (
     "CL-2: from the noise, the margin on muP's change of relative forgetting CFr across widths is the "
-    "range, over the pilot's seeds, of CFr at the base width N0, where muP at gamma0 = 1 and NTP are one "
-    "network (the NTP width sweep's run there), rounded down to 0.005. Why that size: muP's forgetting is "
-    "'roughly constant' across widths when it changes by no more than one width's runs differ from seed to "
-    "seed. NTP's change across widths, which CL-2's falsifier reads, plays no part (an earlier rule, "
+    "range, over the pilot's five seeds, of CFr at the base width N0, where muP at gamma0 = 1 and NTP are "
+    "one network (the NTP width sweep's run there), rounded down to 0.005. Why that size: muP's forgetting "
+    "is 'roughly constant' across widths when it changes by no more than one width's runs differ from seed "
+    "to seed. NTP's change across widths, which CL-2's falsifier reads, plays no part (an earlier rule, "
     "replaced on 2026-11-30, took half of it).")
 MARGIN_RULE = (
     "A gamma0 that misses the optimum by `margin` decades costs MARGIN_LOSS_COST (2 %) of the optimal "
@@ -354,13 +354,18 @@ def cl2_margin(ntp_curves: dict[int, dict[float, float]], base_width: int) -> di
 
 def margins_from_curves(curves: dict[str, dict[int, dict[float, float]]], cfg: dict,
                         cost: float = MARGIN_LOSS_COST) -> dict[str, dict]:
-    """CL-5's and CL-2's margins by MARGIN_RULE from the pilot's curves."""
+    """CL-5's margin by MARGIN_RULE and CL-2's by CL2_MARGIN_RULE from the pilot's curves. CL-2's reads
+    the base width as where muP and NTP are one network, which holds only at gamma0 = 1."""
     from replikit.scoring.aggregate import margin_from_curvature, relative_curvature
 
     runs = _gamma_ends(cfg)
     ks = {f"{run.name} seed {seed}": relative_curvature(curve)
           for run in runs for seed, curve in curves[run.name].items()}
     ntp = _ntp_widths(cfg)
+    if float(cfg["width_sweep"]["gamma0"]) != 1.0:
+        raise ValueError(f"CL2_MARGIN_RULE reads NTP's noise at the base width as muP's, which holds at "
+                         f"gamma0 = 1 only, not at width_sweep.gamma0 = {cfg['width_sweep']['gamma0']}; fix: "
+                         "a pilot of muP's own width sweep, or gamma0 = 1")
     return {"CL-5": {**margin_from_curvature(ks, cost), "networks": [r.name for r in runs]},
             "CL-2": {**cl2_margin(curves[ntp.name], cfg["base_width"]), "networks": [ntp.name]}}
 

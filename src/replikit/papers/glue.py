@@ -253,6 +253,11 @@ def fresh_seeds_errors(paper: Paper, config: dict) -> list[str]:
     if twice:
         errors.append(f"config key '{paper.name}.fresh_seeds': {', '.join(twice)} in more than one seed set, "
                       "and a row has one headline; fix: list each claim in one set")
+    seeds = [s for block in fresh for s in block["seeds"]]
+    shared = sorted({s for s in seeds if seeds.count(s) > 1})
+    if shared:
+        errors.append(f"config key '{paper.name}.fresh_seeds': seeds {shared} in more than one seed set; a "
+                      "later set exists because an earlier one had been seen; fix: seeds no set has used")
     return errors
 
 

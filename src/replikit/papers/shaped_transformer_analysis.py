@@ -77,7 +77,7 @@ def collapse_bound(cfg: dict) -> float:
 # (docs/verdicts.md); `python -m replikit.plan.pilot shaped_transformer --scale S --committed` applies it.
 MARGIN_RULE = (
     "From the noise: for each statistic of the output correlation's distribution (its mean and its "
-    "standard deviation over networks and inputs), the margin is the range, over the pilot's seeds, of "
+    "standard deviation over networks and inputs), the margin is the range, over the pilot's five seeds, of "
     "that statistic at the equivalence ratio, averaged over the smallest and the largest width (the two "
     "ST-1 compares), rounded down to 0.005. Why that size: widths at one ratio are 'the same' when they "
     "differ by no more than one width's runs differ from seed to seed. The change of the ratio, which "
@@ -313,8 +313,8 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
     other_ratios = Falsifier(
         setting=f"widths at different d/n: the smallest at {hi:g}, the largest at {lo:g}",
         why="the paper's limit is indexed by the depth-to-width ratio (abstract), so networks at different "
-        "ratios differ by the ratio's effect; the margins are one width's seed-to-seed range (MARGIN_RULE), "
-        f"so a difference across d/n = {lo:g} and {hi:g} should exceed them",
+        "ratios differ by the ratio's effect; the margins are the seed-to-seed range at one ratio "
+        f"(MARGIN_RULE), so a difference across d/n = {lo:g} and {hi:g} should exceed them",
         measure=lambda r: equal(r, *mixed),
     )
 

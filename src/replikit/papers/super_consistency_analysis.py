@@ -44,7 +44,7 @@ CAUSE = Source(
 # this rule, stated 2026-11-30 after that pilot and seeds 0-4 had been seen (docs/verdicts.md);
 # `python -m replikit.plan.pilot super_consistency --scale S --committed` applies it to the pilot file.
 MARGIN_RULE = (
-    "From the noise: for each measure, the margin in decades is the range, over the pilot's "
+    "From the noise: for each measure, the margin in decades is the range, over the pilot's five "
     "seeds, of that measure at the base width, where muP and the NTK scaling are one network (sharpness: "
     "the largest minus the smallest log10 sharpness over the seeds at each measured step after step 0, "
     "averaged over those steps; features: the largest minus the smallest log10 feature movement over the "

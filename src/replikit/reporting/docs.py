@@ -344,6 +344,7 @@ def block_runtimes(snaps: dict) -> str:
             calls += ", pauses left out" if rt.get("paused_s") else ""
             calls += ", a call stopped mid-job ended at its last heartbeat" if rt.get("heartbeat_s") else ""
             resumed = f"; {resumed_words(rt)}" if rt.get("calls", 1) > 1 else ""
+            calls += aside_words(rt)
             lines.append(f"- **{scale}**: {_minutes(rt['wall_s'])} end to end{calls} ({rt['jobs']:,} jobs, "
                          f"{rt['job_s'] / 3600:,.2f} job-hours{_longest_paper(rt, snap)}{resumed})"
                          f"{machine_words(rt)}"
@@ -352,7 +353,7 @@ def block_runtimes(snaps: dict) -> str:
             finished = " of the finished papers" if snap.get("missing_papers") else ""
             lines.append(f"- **{scale}**: not yet timed end to end; the {rt['jobs']:,} jobs{finished} took "
                          f"{rt['job_s'] / 3600:,.2f} job-hours{_longest_paper(rt, snap)} "
-                         f"({resumed_words(rt)}){machine_words(rt)}. "
+                         f"({resumed_words(rt)}{aside_words(rt)}){machine_words(rt)}. "
                          + made_by_line(snap, snap["made_by"]["how"]) + partial_line(snap))
         else:
             lines.append(f"- **{scale}**: not yet timed end to end in a published run.")
@@ -371,6 +372,16 @@ def resumed_words(runtime: dict) -> str:
     parts = f"{n:,} earlier part{'s' if n != 1 else ''}"
     return (f"a job resumed from its checkpoint counts every part: {parts}, each until its call ended "
             "or it failed")
+
+
+def aside_words(runtime: dict) -> str:
+    """", and 2 side calls of 9.3 min made while the run was paused, not in its wall time": the side
+    calls (publish.aside_calls) whose jobs the job-hours count; "" for none."""
+    n = runtime.get("aside_calls")
+    if not n:
+        return ""
+    calls = f"{n} side call{'s' if n != 1 else ''} of {_minutes(runtime['aside_s'])}"
+    return f", and {calls} made while the run was paused, not in its wall time"
 
 
 def machine_words(runtime: dict) -> str:

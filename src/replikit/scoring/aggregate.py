@@ -147,15 +147,22 @@ def best_on_grid(curve: dict[float, float], minimize: bool = False) -> float:
     return math.log10(max(sorted(curve), key=lambda g: (sign * curve[g], -g)))
 
 
+PILOT_SEEDS = 5  # a noise margin's pilot seeds: the range of n draws grows with n (2.33 sd at 5)
+
+
 def margin_from_seed_range(by_setting: dict[str, dict[int, float]], step: float,
                            cap: float | None = None) -> dict:
     """An invariance claim's margin sized from the noise (issue 64): the mean, over the settings of
     `by_setting` ({setting: {seed: value}}), of the value's range over the pilot's seeds, rounded down
     to `step` (and at most `cap`), with its derivation. A quantity that "does not change" with a
     setting is read against how much one setting's runs already differ from seed to seed; the contrast
-    a falsifier reads plays no part, so its verdict is not fixed by the margin."""
-    if not by_setting or any(len(v) < 2 for v in by_setting.values()):
-        raise ValueError("a margin from the seeds' range needs at least two pilot seeds per setting")
+    a falsifier reads plays no part, so its verdict is not fixed by the margin. The rule fixes the
+    pilot's seeds at PILOT_SEEDS, since a range grows with the number of draws."""
+    counts = sorted({len(v) for v in by_setting.values()})
+    if counts != [PILOT_SEEDS]:
+        raise ValueError(f"a margin from the seeds' range reads {PILOT_SEEDS} pilot seeds per setting, not "
+                         f"{counts or 0}: a range grows with the number of seeds; fix: a pilot of "
+                         f"{PILOT_SEEDS} seeds")
     ranges = {k: max(v.values()) - min(v.values()) for k, v in by_setting.items()}
     noise = float(np.mean(list(ranges.values())))
     margin = round(math.floor(noise / step + 1e-9) * step, 3)

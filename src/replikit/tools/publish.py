@@ -179,7 +179,8 @@ def publish_reference(out: Path = PUBLISHED, tree: Path | None = None, log: Path
 
 
 def benchmark_seconds(tree: Path, paused: list[tuple[dt.datetime, dt.datetime]] | None = None,
-                      earlier: dict[str, list[tuple[dt.datetime, dt.datetime]]] | None = None
+                      earlier: dict[str, list[tuple[dt.datetime, dt.datetime]]] | None = None,
+                      aside: list[tuple[dt.datetime, dt.datetime]] | None = None
                       ) -> dict[str, dict[str, float]]:
     """Per paper (the first folder under logs/benchmarks/, `data` for the datasets): jobs, their
     wall seconds (`s`) and CPU seconds (`cpu_time`), summed over Snakemake's benchmark files. With
@@ -188,7 +189,8 @@ def benchmark_seconds(tree: Path, paused: list[tuple[dt.datetime, dt.datetime]] 
     the run's own, not a copy) and starts `s` seconds before. A benchmark file holds a job's last
     attempt only; `earlier` (earlier_parts, by the file's path in the tree) adds the spans of the
     attempts a resumed job went on from, less the pauses, and counts them (`earlier_parts`; their
-    CPU seconds are not known)."""
+    CPU seconds are not known). A job that ended within one of the `aside` spans (side calls, made
+    while the run was paused) ran during the pause, so none of its time is left out."""
     out: dict[str, dict[str, float]] = collections.defaultdict(
         lambda: {"jobs": 0, "job_s": 0.0, "cpu_s": 0.0})
     root = tree / "logs" / "benchmarks"
@@ -198,7 +200,9 @@ def benchmark_seconds(tree: Path, paused: list[tuple[dt.datetime, dt.datetime]] 
             continue
         group = out[path.relative_to(root).parts[0]]
         group["jobs"] += 1
-        group["job_s"] += float(rows[-1]["s"]) - paused_within(path, float(rows[-1]["s"]), paused or [])
+        seconds = float(rows[-1]["s"])
+        gone = 0.0 if ended_within(path, aside or []) else paused_within(path, seconds, paused or [])
+        group["job_s"] += seconds - gone
         group["cpu_s"] += float(rows[-1].get("cpu_time") or 0.0)
         for span in (earlier or {}).get(str(path.relative_to(tree)), []):
             gone = sum(_overlap(span, p) for p in paused or [])
@@ -214,6 +218,21 @@ def paused_within(benchmark: Path, seconds: float, paused: list[tuple[dt.datetim
         return 0.0
     end = dt.datetime.fromtimestamp(benchmark.stat().st_mtime)
     return sum(_overlap((end - dt.timedelta(seconds=seconds), end), p) for p in paused)
+
+
+def ended_within(benchmark: Path, spans: list[tuple[dt.datetime, dt.datetime]]) -> bool:
+    """Whether the job whose benchmark file is `benchmark` ended within one of `spans` (to the
+    second, as Snakemake's log stamps them)."""
+    end = dt.datetime.fromtimestamp(benchmark.stat().st_mtime)
+    return any(a - dt.timedelta(seconds=1) <= end <= b + dt.timedelta(seconds=1) for a, b in spans)
+
+
+def aside_calls(logs: list[Path]) -> dict:
+    """The side calls' count and wall seconds (`aside_s`, their logs' spans): calls made while the run
+    was paused (claims judged again, fresh runs trained), whose jobs count and whose time is not the
+    run's wall time."""
+    spans = [s for s in (log_span(p) for p in logs) if s]
+    return {"aside_calls": len(spans), "aside_s": round(sum((b - a).total_seconds() for a, b in spans), 1)}
 
 
 STAMP = re.compile(r"^\[(\w{3} \w{3} +\d+ \d\d:\d\d:\d\d \d{4})\]", re.M)
@@ -383,15 +402,18 @@ def calls_wall(logs: list[Path], pauses: Path | None = None, heartbeats: Path | 
 
 
 def run_time(tree: Path, log: Path | list[Path] | None = None, pauses: Path | None = None,
-             papers: set[str] | None = None, heartbeats: Path | None = None) -> dict:
+             papers: set[str] | None = None, heartbeats: Path | None = None,
+             aside: list[Path] | None = None) -> dict:
     """What a run took: per paper and in all, jobs, job and CPU seconds (its benchmark files; job
     seconds less the pauses, and with its logs a resumed job's earlier parts, earlier_parts; with
     `papers`, only theirs and the shared data's), its wall time (its Snakemake logs, when given:
     summed over the calls, each ended at its last heartbeat, less the pauses), the cores it was
-    given and its dates (`machine_time`)."""
+    given and its dates (`machine_time`); with `aside` (side calls' logs), their count and seconds
+    (aside_calls), their jobs counted whole."""
     logs = [log] if isinstance(log, Path) else list(log or [])
+    spans = [s for s in (log_span(p) for p in aside or []) if s]
     per_paper = benchmark_seconds(tree, paused_intervals(pauses) if pauses else None,
-                                  earlier_parts(tree, logs, heartbeats) if logs else None)
+                                  earlier_parts(tree, logs, heartbeats) if logs else None, spans)
     if papers is not None:
         per_paper = {k: v for k, v in per_paper.items() if k in papers or k == "data"}
     wall = calls_wall(logs, pauses, heartbeats) if logs else {"wall_s": None}
@@ -401,7 +423,7 @@ def run_time(tree: Path, log: Path | list[Path] | None = None, pauses: Path | No
             "job_s": round(sum(v["job_s"] for v in per_paper.values()), 1),
             "cpu_s": round(sum(v["cpu_s"] for v in per_paper.values()), 1),
             **({"earlier_parts": sum(v.get("earlier_parts", 0) for v in per_paper.values())} if logs else {}),
-            **wall,
+            **wall, **(aside_calls(aside) if aside else {}),
             "timed_at": runs_commit(tree), **machine_time(tree, logs, papers, heartbeats)}
 
 
@@ -443,12 +465,14 @@ def runs_commit(tree: Path) -> str | None:
 
 
 def publish_scorecard(scale: str, tree: Path, log: Path | list[Path] | None = None, out: Path = PUBLISHED,
-                      pauses: Path | None = None, heartbeats: Path | None = None) -> dict:
+                      pauses: Path | None = None, heartbeats: Path | None = None,
+                      aside: list[Path] | None = None) -> dict:
     """A scale's snapshot from a run's tree: every scorecard (results/*/claims.json), the code that
     computed its runs and judged its claims (the scorecards' provenance), and what the run took (its
     benchmark files; wall time from its Snakemake log when given). A run that has not finished every
     paper gives a partial snapshot: it names the papers still missing, and it has no wall time (its
-    logs, when given, count only the earlier parts of resumed jobs: earlier_parts)."""
+    logs, when given, count only the earlier parts of resumed jobs: earlier_parts). `aside`: the logs
+    of side calls made while the run was paused (run_time)."""
     from replikit.papers import paper_names
     from replikit.scoring.scorecard_reference import summarize
 
@@ -475,7 +499,7 @@ def publish_scorecard(scale: str, tree: Path, log: Path | list[Path] | None = No
         sorted(str(c)[:10] for c in commits))
     # a partial run's figures cover the papers it has judged (a missing paper's finished jobs would
     # read as its time)
-    runtime = run_time(tree, log, pauses, {c["paper"] for c in cards} if missing else None, heartbeats)
+    runtime = run_time(tree, log, pauses, {c["paper"] for c in cards} if missing else None, heartbeats, aside)
     if missing:  # no end to end yet: the logs count a resumed job's earlier parts, not a wall time
         runtime = {k: v for k, v in runtime.items() if k not in ("calls", "paused_s", "heartbeat_s")}
         runtime["wall_s"] = None
@@ -604,6 +628,8 @@ def main(argv: list[str] | None = None) -> int:
                     "time the run was paused (SIGSTOP) within its calls, left out of its wall time")
     sc.add_argument("--heartbeats", type=Path, help="JSON lines of {alive: t} (unix seconds), written while "
                     "the run's Snakemake was alive: a call stopped mid-job lasts until its last beat")
+    sc.add_argument("--aside", type=Path, nargs="+", help="the Snakemake logs of side calls made while the "
+                    "run was paused (--pauses): their jobs count whole, their time is reported apart")
     pl = sub.add_parser("plan", help="the plan's totals")
     pl.add_argument("config")
     pl.add_argument("--plan-json", type=Path, help="reuse `python -m replikit.plan CONFIG --json` output")
@@ -620,7 +646,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.action == "reference":
         publish_reference(tree=args.tree, log=args.log)
     elif args.action == "scorecard":
-        publish_scorecard(args.scale, args.tree, args.log, pauses=args.pauses, heartbeats=args.heartbeats)
+        publish_scorecard(args.scale, args.tree, args.log, pauses=args.pauses, heartbeats=args.heartbeats,
+                          aside=args.aside)
     elif args.action == "plan":
         publish_plan(args.config, args.plan_json, args.made_at)
     elif args.action == "dag":
