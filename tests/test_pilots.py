@@ -96,3 +96,36 @@ def test_only_a_rule_that_reads_checkpoints_takes_the_checkpoints_flag(tmp_path)
         main(["depthwise_transfer", "--scale", "default", "--runs", str(tmp_path), "--checkpoints"])
     with pytest.raises(SystemExit, match="no pilot runs under"):
         main(["induction_heads", "--scale", "default", "--runs", str(tmp_path), "--checkpoints"])
+
+
+
+def test_margins_from_another_scales_pilot_carry_no_evidence():
+    """A noise margin does not transfer between scales: the paper block (no pilot there) names the scale
+    whose pilot sized its margins, `margins_from`, and SC-1's, SC-3's and ST-1's margin parts then carry
+    no evidence (they read inconclusive), while a block's own margins do; the key is no setting."""
+    from replikit.papers import shaped_transformer as st
+    from replikit.papers import shaped_transformer_analysis as sta
+    from replikit.papers import super_consistency as sc
+    from replikit.papers import super_consistency_analysis as sca
+    from replikit.scoring.fidelity import deviations
+    from tests.test_shaped_transformer import _samples
+    from tests.test_super_consistency import _points
+
+    paper, default = load(["config/paper.yaml"]), load([])
+    for name in ("super_consistency", "shaped_transformer"):
+        assert paper[name]["margins_from"] == "default" and "margins_from" not in default[name]
+        assert not [d for d in deviations(default[name], paper[name]) if d["key"] == "margins_from"]
+    smoke = load(["config/smoke.yaml"])
+    for borrowed in (None, "default"):
+        cfg = {**smoke["shaped_transformer"], **({"margins_from": borrowed} if borrowed else {})}
+        claims = {c.id: c for c in sta.claims(st.experiment_runs(cfg), cfg)}
+        parts = claims["ST-1"].measure(_samples(0.0)) + claims["ST-1"].falsifier.measure(_samples(0.0))
+        assert all(bool(p.no_evidence) == bool(borrowed) for p in parts), borrowed
+        cfg = {**smoke["super_consistency"], **({"margins_from": borrowed} if borrowed else {})}
+        claims = {c.id: c for c in sca.claims(sc.experiment_runs(cfg), cfg)}
+        results = {"points": _points(0.0, 0.3)}
+        margin_parts = claims["SC-1"].measure(results) + claims["SC-3"].measure(results)[1:]
+        assert all(bool(p.no_evidence) == bool(borrowed) for p in margin_parts), borrowed
+        if borrowed:
+            assert "default scale's pilot" in margin_parts[0].no_evidence
+            assert margin_parts[0].decide(0.9, 5).verdict == "inconclusive"

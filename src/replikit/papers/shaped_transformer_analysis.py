@@ -13,7 +13,7 @@ from replikit.papers.interface import Figure, Paper
 from replikit.papers.shaped_transformer import RUNS, RunSpec, depth_of, run_config
 from replikit.reporting import plotting
 from replikit.reporting.plotting import SEED_CI, sns
-from replikit.scoring.aggregate import run_rows
+from replikit.scoring.aggregate import borrowed_noise, run_rows
 from replikit.scoring.claims import Claim, Falsifier, Part, Source
 from replikit.scoring.fidelity import Departure
 
@@ -290,6 +290,7 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
     ratios = sorted(float(r) for r in cfg["ratios"])
     lo, hi, eq, big = ratios[0], ratios[-1], float(cfg["equivalence_ratio"]), widths[-1]
     n_sm, margins = int(cfg["softmax_width"]), cfg["margins"]
+    borrowed = borrowed_noise(cfg.get("margins_from"), "ST-1's margins", "shaped_transformer")
     setting = (f"; setting: attention-only, one head, d_k = width, gamma {cfg['gamma']}, tau0 {cfg['tau0']}, "
                f"{cfg['tokens']} tokens of exact input correlation {cfg['input_correlation']}, "
                f"{cfg['networks']} networks x {cfg['sequences']} inputs per seed")
@@ -302,8 +303,10 @@ def claims(runs: dict[str, list[RunSpec]], cfg: dict) -> list[Claim]:
         parts = []
         for key, what in (("mean", "mean"), ("spread", "standard deviation")):
             d, m = pair_difference(t, STATISTICS[key], first, second), margins[key]
-            parts += [Part(f"{what} of the output correlation, {where} > -{m:g}", d, -m, "above"),
-                      Part(f"{what} of the output correlation, {where} < {m:g}", d, m, "below")]
+            parts += [Part(f"{what} of the output correlation, {where} > -{m:g}", d, -m, "above",
+                           no_evidence=borrowed),
+                      Part(f"{what} of the output correlation, {where} < {m:g}", d, m, "below",
+                           no_evidence=borrowed)]
         return parts
 
     def st1(r: dict) -> list[Part]:

@@ -16,7 +16,7 @@ from replikit.papers.interface import Figure, Paper
 from replikit.papers.super_consistency import DATASET, PAPER, PARAMS, RUNS, Train, run_config
 from replikit.reporting import plotting
 from replikit.reporting.plotting import SEED_CI, sns
-from replikit.scoring.aggregate import run_rows
+from replikit.scoring.aggregate import borrowed_noise, run_rows
 from replikit.scoring.claims import Claim, Falsifier, Part, Source
 from replikit.scoring.fidelity import Departure
 
@@ -250,7 +250,9 @@ def claims(runs: dict[str, list[Train]], cfg: dict) -> list[Claim]:
     widths, base = sorted(int(w) for w in cfg["widths"]), int(cfg["base_width"])
     widest, margins = widths[-1], cfg["margins"]
     data = cfg.get("dataset") or DATASET
-    foreign = foreign_margin(PAPER, data, cfg.get("pilot_dataset") or DATASET, "SC-1's and SC-3's margins")
+    foreign = "; ".join(filter(None, [  # margins from another dataset's or another scale's pilot: no evidence
+        foreign_margin(PAPER, data, cfg.get("pilot_dataset") or DATASET, "SC-1's and SC-3's margins"),
+        borrowed_noise(cfg.get("margins_from"), "SC-1's and SC-3's margins", PAPER)]))
     setting = (f"; setting: residual MLP with {cfg['depth']} residual blocks on {datasets.get(data).title}, "
                f"widths {widths} (base {base}), "
                f"SGD at eta0 {cfg['eta0']:g} times gamma^2, batch {cfg['batch_size']}, {cfg['steps']} steps, "

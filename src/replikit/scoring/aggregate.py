@@ -147,6 +147,17 @@ def best_on_grid(curve: dict[float, float], minimize: bool = False) -> float:
     return math.log10(max(sorted(curve), key=lambda g: (sign * curve[g], -g)))
 
 
+def borrowed_noise(margins_from: str | None, margins: str, paper: str) -> str:
+    """Why `margins` (e.g. "ST-1's margins"), sized from the noise of another scale's pilot (a block's
+    config key `margins_from`), carry no evidence here: that scale's runs (their widths, networks,
+    steps) set a noise this one does not share. "" when the block's margins are its own pilot's."""
+    if not margins_from:
+        return ""
+    return (f"margins from the {margins_from} scale's pilot: {margins} were sized from the noise of that "
+            f"scale's runs, not of this one's; run a pilot here (python -m replikit.plan.pilot {paper} "
+            "--scale S) and commit its margins without margins_from")
+
+
 PILOT_SEEDS = 5  # a noise margin's pilot seeds: the range of n draws grows with n (2.33 sd at 5)
 
 

@@ -18,7 +18,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-NOT_SETTINGS = ("resources", "checkpoint_every", "benchmark")
+# keys that say how a block is run or judged, not what the paper set: `margins_from` names the scale whose
+# pilot sized a block's margins
+NOT_SETTINGS = ("resources", "checkpoint_every", "benchmark", "margins_from")
 # What a paper that has not declared its departures (Paper(departures=None)) lists as unverified.
 UNDECLARED = ("departures (none declared: Paper(departures=...) lists how config/paper.yaml departs from the "
               "paper)")
