@@ -227,11 +227,10 @@ def ended_within(benchmark: Path, spans: list[tuple[dt.datetime, dt.datetime]]) 
     return any(a - dt.timedelta(seconds=1) <= end <= b + dt.timedelta(seconds=1) for a, b in spans)
 
 
-def aside_calls(logs: list[Path]) -> dict:
+def aside_calls(spans: list[tuple[dt.datetime, dt.datetime]]) -> dict:
     """The side calls' count and wall seconds (`aside_s`, their logs' spans): calls made while the run
     was paused (claims judged again, fresh runs trained), whose jobs count and whose time is not the
     run's wall time."""
-    spans = [s for s in (log_span(p) for p in logs) if s]
     return {"aside_calls": len(spans), "aside_s": round(sum((b - a).total_seconds() for a, b in spans), 1)}
 
 
@@ -423,7 +422,7 @@ def run_time(tree: Path, log: Path | list[Path] | None = None, pauses: Path | No
             "job_s": round(sum(v["job_s"] for v in per_paper.values()), 1),
             "cpu_s": round(sum(v["cpu_s"] for v in per_paper.values()), 1),
             **({"earlier_parts": sum(v.get("earlier_parts", 0) for v in per_paper.values())} if logs else {}),
-            **wall, **(aside_calls(aside) if aside else {}),
+            **wall, **(aside_calls(spans) if aside else {}),
             "timed_at": runs_commit(tree), **machine_time(tree, logs, papers, heartbeats)}
 
 
