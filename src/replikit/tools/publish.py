@@ -410,9 +410,9 @@ def run_time(tree: Path, log: Path | list[Path] | None = None, pauses: Path | No
     given and its dates (`machine_time`); with `aside` (side calls' logs), their count and seconds
     (aside_calls), their jobs counted whole."""
     logs = [log] if isinstance(log, Path) else list(log or [])
-    spans = [s for s in (log_span(p) for p in aside or []) if s]
+    aside_spans = [s for s in (log_span(p) for p in aside or []) if s]
     per_paper = benchmark_seconds(tree, paused_intervals(pauses) if pauses else None,
-                                  earlier_parts(tree, logs, heartbeats) if logs else None, spans)
+                                  earlier_parts(tree, logs, heartbeats) if logs else None, aside_spans)
     if papers is not None:
         per_paper = {k: v for k, v in per_paper.items() if k in papers or k == "data"}
     wall = calls_wall(logs, pauses, heartbeats) if logs else {"wall_s": None}
@@ -422,7 +422,7 @@ def run_time(tree: Path, log: Path | list[Path] | None = None, pauses: Path | No
             "job_s": round(sum(v["job_s"] for v in per_paper.values()), 1),
             "cpu_s": round(sum(v["cpu_s"] for v in per_paper.values()), 1),
             **({"earlier_parts": sum(v.get("earlier_parts", 0) for v in per_paper.values())} if logs else {}),
-            **wall, **(aside_calls(spans) if aside else {}),
+            **wall, **(aside_calls(aside_spans) if aside else {}),
             "timed_at": runs_commit(tree), **machine_time(tree, logs, papers, heartbeats)}
 
 
