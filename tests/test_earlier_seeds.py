@@ -1,7 +1,8 @@
 """Rows shown on the seeds they had before the paper's seeds changed (issue 64): config key
 <paper>.earlier_seeds. Latent lookahead's default moved from seeds 0-4 to 5-9 with its maze settings
 unchanged, and that moved LL-3's verdict; both seed sets are shown, the headline stays 5-9's, and only
-the maze runs (what LL-3 and LL-6 read there) are trained at 0-4. The smoke scale declares none.
+the runs LL-3 and LL-6 read (the maze runs, and their falsifier's naked-single Sudoku runs) are trained at
+0-4. The smoke scale declares none.
 """
 
 from __future__ import annotations
@@ -9,13 +10,14 @@ from __future__ import annotations
 import copy
 from types import SimpleNamespace
 
+import pandas as pd
 import pytest
 
 from replikit.core.config import load_config
 from replikit.papers import glue, registry
 from replikit.papers.glue import EARLIER
 from replikit.reporting import docs
-from replikit.scoring.claims import judge
+from replikit.scoring.claims import evaluate, judge
 from replikit.scoring.fidelity import deviations
 from replikit.scoring.scorecard_reference import summarize
 from replikit.scoring.seed_sets import CURRENT_ROLE, EARLIER_ROLE, named, with_earlier_seeds
@@ -67,19 +69,37 @@ def test_the_docs_table_names_both_sets(tmp_path):
     assert "| T-1 | paper | replicated (seeds 5-9; earlier seeds 0-4: inconclusive) |" in table
 
 
-def test_latent_lookahead_trains_only_its_maze_runs_at_the_earlier_seeds_at_default_only(scales):
+def test_latent_lookahead_trains_only_the_runs_ll3_and_ll6_read_at_the_earlier_seeds_at_default_only(scales):
     p, cfg = registry.get(LL), scales["config"][LL]
     earlier = glue.earlier_seeds(scales["config"], LL)
-    assert earlier == {"seeds": EARLIER_SEEDS, "claims": ["LL-3", "LL-6"], "runs_with": "task-maze"}
+    assert earlier == {"seeds": EARLIER_SEEDS, "claims": ["LL-3", "LL-6"],
+                       "runs_with": ["task-maze", "task-sudoku4_singles"]}
     assert glue.earlier_seeds_errors(p, scales["config"]) == []
     inputs = glue.claim_inputs(p, cfg, p.seeds(cfg, SEEDS), None, earlier)
     assert {k: v for k, v in inputs.items() if not k.startswith(EARLIER)} == p.claim_inputs(cfg, SEEDS)
     runs = {f.split("/runs/")[1].split("/")[0] for f in inputs[EARLIER + "metrics"]}
-    assert runs == {f"train_task-maze_method-{m}_mask-bidir" for m in ("lookahead_tau-4", "ntp_tau-0",
-                                                                       "pause_tau-4")}
-    assert len(inputs[EARLIER + "metrics"]) == 3 * len(EARLIER_SEEDS)
+    arms = ("lookahead_tau-4", "ntp_tau-0", "pause_tau-4")
+    assert runs == {f"train_task-{task}_method-{m}_mask-bidir" for task in ("maze", "sudoku4_singles")
+                    for m in arms}
+    assert len(inputs[EARLIER + "metrics"]) == 6 * len(EARLIER_SEEDS)
     for scale in ("smoke", "paper"):
         assert glue.earlier_seeds(scales[scale], LL) is None, scale
+
+
+def test_the_earlier_seeds_train_every_run_the_claims_and_their_falsifiers_read(scales):
+    """Judged on the earlier runs alone, LL-3 and LL-6 and their falsifiers are measured: a run left out
+    of `runs_with` would otherwise surface only in the claims job, after the hours of training."""
+    p, cfg = registry.get(LL), scales["config"][LL]
+    earlier = glue.earlier_seeds(scales["config"], LL)
+    runs = glue.earlier_runs(p, cfg, earlier)
+    final = pd.DataFrame([{"run": r, "seed": s, "epoch": 16, "exact_match": 0.1 + 0.01 * (i + s), "tau": 4}
+                          for i, r in enumerate(runs) for s in EARLIER_SEEDS])
+    listed = [c for c in p.claims(p.experiments(cfg), cfg) if c.id in earlier["claims"]]
+    rows = evaluate(listed, {"final": final}, cfg=cfg)
+    assert [r["id"] for r in rows] == ["LL-3", "LL-6"]
+    for row in rows:
+        assert row["measurable"] and row["falsifier"]["parts"], row["id"]
+        assert {p["n_seeds"] for p in row["parts"] + row["falsifier"]["parts"]} == {len(EARLIER_SEEDS)}
 
 
 def test_earlier_seeds_change_the_config_of_no_run_and_are_no_deviation(scales):
