@@ -10,7 +10,6 @@ from __future__ import annotations
 import copy
 from types import SimpleNamespace
 
-import pandas as pd
 import pytest
 
 from replikit.core.config import load_config
@@ -23,6 +22,7 @@ from replikit.scoring.scorecard_reference import summarize
 from replikit.scoring.seed_sets import CURRENT_ROLE, EARLIER_ROLE, named, with_earlier_seeds
 from tests.conftest import ROOT
 from tests.test_fresh_seeds import STATS, _claim
+from tests.test_latent_lookahead import _final
 
 SCHEMA = ROOT / "workflow/schemas/config.schema.yaml"
 EARLIER_SEEDS, SEEDS = [0, 1, 2, 3, 4], [5, 6, 7, 8, 9]
@@ -92,14 +92,15 @@ def test_the_earlier_seeds_train_every_run_the_claims_and_their_falsifiers_read(
     p, cfg = registry.get(LL), scales["config"][LL]
     earlier = glue.earlier_seeds(scales["config"], LL)
     runs = glue.earlier_runs(p, cfg, earlier)
-    final = pd.DataFrame([{"run": r, "seed": s, "epoch": 16, "exact_match": 0.1 + 0.01 * (i + s), "tau": 4}
-                          for i, r in enumerate(runs) for s in EARLIER_SEEDS])
+    assert EARLIER_SEEDS == list(range(5))  # _final numbers the seeds of each run from 0
+    final = _final({r: [0.1 + 0.01 * (i + s) for s in EARLIER_SEEDS] for i, r in enumerate(runs)},
+                   dict.fromkeys(runs, 4))
     listed = [c for c in p.claims(p.experiments(cfg), cfg) if c.id in earlier["claims"]]
     rows = evaluate(listed, {"final": final}, cfg=cfg)
     assert [r["id"] for r in rows] == ["LL-3", "LL-6"]
     for row in rows:
         assert row["measurable"] and row["falsifier"]["parts"], row["id"]
-        assert {p["n_seeds"] for p in row["parts"] + row["falsifier"]["parts"]} == {len(EARLIER_SEEDS)}
+        assert {part["n_seeds"] for part in row["parts"] + row["falsifier"]["parts"]} == {len(EARLIER_SEEDS)}
 
 
 def test_earlier_seeds_change_the_config_of_no_run_and_are_no_deviation(scales):
