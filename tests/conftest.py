@@ -18,7 +18,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
-import torch
+
+from replikit.core.numerics import pin_environment
+
+pin_environment()  # every test computes at the pinned kernels; set before torch is imported (importing
+# replikit does it too: this says so where a reader of the tests looks)
+
+import torch  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = (ROOT.parent / "shared" / "datasets").resolve()

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from replikit.core import numerics
 from replikit.core.config import load_config
 from replikit.papers import registry
 from replikit.plan.bill import priced_stage
@@ -180,16 +181,22 @@ def check_smoke_run(tmp_path: Path, args: list[str]) -> None:
         stage = priced_stage(registry.get(paper)).name  # the stage that writes the per-run metrics
         texts = [p.read_text() for p in (out / f"logs/{paper}/{stage}").rglob("*.log")]
         assert any("[progress] " in t and "ETA" in t for t in texts), paper
+        # every job computed at the pinned kernels, and its runs' provenance says so (core.numerics)
+        if numerics.cpu()["avx2"]:
+            assert texts and all(f"kernels {numerics.PINNED_LEVEL} on " in t for t in texts), paper
+            card = json.loads((out / f"results/{paper}/claims.json").read_text())
+            assert {g["kernels"] for g in card["provenance"]["runs"]} == {numerics.PINNED_LEVEL}, paper
         assert not any("\r" in t for t in texts), paper
     # the verdict-drift guard: any changed verdict, or a number moved beyond the stated tolerance
-    # (a claim matching a recorded CPU type's row passes: scorecard_reference's machine variants)
+    # (one reference for every CPU: the kernels are pinned, replikit.core.numerics)
     cards = [json.loads((out / f"results/{paper}/claims.json").read_text()) for paper in papers]
-    diff = compare(json.loads(REFERENCE.read_text()), summarize(cards))
+    reference = json.loads(REFERENCE.read_text())
+    diff = compare(reference, summarize(cards))
     assert not diff, ("the smoke scorecard differs from the committed reference "
                       f"({REFERENCE.relative_to(ROOT)}); if the change is deliberate, update it with "
                       "`python -m replikit.scoring.scorecard_reference write results/*/claims.json` "
-                      "(or, where only this CPU type differs, `write --machine`) in a commit "
-                      f"that says why; this machine: {machine()}:\n" + "\n".join(diff))
+                      f"in a commit that says why; the reference's machine: {reference.get('machine')}; "
+                      f"this machine: {machine()}:\n" + "\n".join(diff))
 
     rerun = smk("-n", "--cores", "2", *args)
     assert rerun.returncode == 0 and "Nothing to be done" in rerun.stdout + rerun.stderr

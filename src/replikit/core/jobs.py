@@ -1,4 +1,5 @@
-"""Glue for Snakemake `script:` jobs: a per-job lock, log redirection, thread pinning, device choice."""
+"""Glue for Snakemake `script:` jobs: a per-job lock, log redirection, thread and numerics pinning, device
+choice."""
 
 from __future__ import annotations
 
@@ -13,7 +14,9 @@ from typing import Any
 
 import torch
 
+from replikit.core import numerics
 from replikit.core.device import choose_device, set_threads
+from replikit.core.seeding import deterministic_default, set_deterministic_algorithms
 
 
 class JobLockedError(RuntimeError):
@@ -56,10 +59,11 @@ def exclusive(path: Path, rule: str, outputs: list[str]) -> Iterator[None]:
 @contextlib.contextmanager
 def job(snakemake: Any, cpu_only: bool = False) -> Iterator[torch.device]:
     """Lock the job against a concurrent run of itself, send stdout/stderr to the rule's log, pin
-    torch threads to the rule's `threads`, and yield the device of config key `device` (read from
-    the config, not a rule param, so changing it never reruns finished jobs; `cpu_only`: the CPU,
-    whatever the key says, for jobs that never use a GPU). A failure is written to the log and
-    re-raised, so the job fails and Snakemake removes its outputs."""
+    torch threads to the rule's `threads`, turn on deterministic algorithms (on the CPU; numerics
+    pinned by `import replikit`: replikit.core.numerics, named in the log), and yield the device of
+    config key `device` (read from the config, not a rule param, so changing it never reruns finished
+    jobs; `cpu_only`: the CPU, whatever the key says, for jobs that never use a GPU). A failure is
+    written to the log and re-raised, so the job fails and Snakemake removes its outputs."""
     log_path = snakemake.log[0] if snakemake.log else None
     with contextlib.ExitStack() as stack:
         stack.enter_context(exclusive(lock_path(snakemake), snakemake.rule, list(snakemake.output)))
@@ -71,7 +75,9 @@ def job(snakemake: Any, cpu_only: bool = False) -> Iterator[torch.device]:
             set_threads(snakemake.threads)
             device = torch.device("cpu") if cpu_only \
                 else choose_device(snakemake.config.get("device", "auto"))
-            print(f"[replikit] rule {snakemake.rule}: device {device}, {snakemake.threads} thread(s)")
+            set_deterministic_algorithms(deterministic_default(device))
+            print(f"[replikit] rule {snakemake.rule}: device {device}, {snakemake.threads} thread(s), "
+                  f"kernels {numerics.kernels()} on {numerics.cpu()['model']}")
             yield device
         except BaseException:
             traceback.print_exc()

@@ -94,31 +94,14 @@ def partial_line(snapshot: dict) -> str:
             f"{len(missing)} not yet ({', '.join(missing)}).")
 
 
-def _rows(n: int) -> str:
-    return "1 row reads" if n == 1 else f"{n} rows read"
-
-
 def machine_lines(snapshot: dict) -> list[str]:
-    """Per CPU type whose rows read otherwise (the smoke reference's machine variants): each such row's
-    verdict there, its falsifier's, and its means; [] when none is recorded."""
-    variants = snapshot.get("machine_variants") or {}
-    lines = []
-    for name, variant in variants.items():
-        rows = []
-        for claims in variant["papers"].values():
-            for cid, row in claims.items():
-                falsifier = row.get("falsifier")
-                rows.append(f"{cid} {row['verdict']} (" + "; ".join(
-                    _fmt_mean(part["mean"]) for part in row["parts"].values())
-                    + (f"; falsifier {falsifier['verdict']}" if falsifier else "") + ")")
-        by = (variant.get("claims_by") or {}).get("commit", "unknown")
-        lines.append(f"On {name} (judged at commit {str(by)[:10]}), {_rows(len(rows))} otherwise, and the "
-                     "drift guard accepts them: " + "; ".join(rows) + ".")
-    if variants:
-        where = snapshot.get("machine") or "an unrecorded machine"
-        lines.insert(0, f"These rows were recorded on {where}. A row near its margin can read otherwise "
-                        "on another CPU type (its own BLAS kernels).")
-    return lines
+    """The machine and kernel level the snapshot's runs were computed at (the smoke reference's
+    `machine`); [] when none is recorded."""
+    where = snapshot.get("machine")
+    if not where:
+        return []
+    return [f"Computed on {where}. Every job pins its kernels (replikit.core.numerics), so another "
+            "x86-64 CPU with AVX2 computes the same numbers."]
 
 
 # ---------------------------------------------------------------- blocks
@@ -166,11 +149,8 @@ def block_verdict_summary(snaps: dict) -> str:
         by_kind = _counts(_all_claims(snap))
         total = sum(sum(c.values()) for c in by_kind.values())
         parts = "; ".join(f"{KIND_WORDS[k]}: {_say(by_kind[k])}" for k in KIND_WORDS if by_kind[k])
-        variants = (snap.get("machine_variants") or {}).items()
-        varies = "".join(f" On {name}, {_rows(sum(len(c) for c in variant['papers'].values()))} otherwise "
-                         "([verdicts](docs/verdicts.md))." for name, variant in variants)
         lines.append(f"- **{scale.capitalize()}**, {total} claims: {parts}. "
-                     + made_by_line(snap, snap["made_by"]["how"]) + partial_line(snap) + varies)
+                     + made_by_line(snap, snap["made_by"]["how"]) + partial_line(snap))
     published = {s for s, _ in _scorecards(snaps)}
     for scale in ("smoke", "default"):
         if scale not in published:
@@ -204,12 +184,26 @@ def _fmt_mean(x: float | None) -> str:
 BOUND = re.compile(r"\s*[<>]=?\s*[-+]?[\d.]+(?:e[-+]?\d+)?$")
 
 
+def _evidence(part: dict) -> str:
+    """A part's mean, with its interval and agreeing seeds where the snapshot holds them (snapshots from
+    before they did hold the mean only), e.g. `+0.033 [+0.028, +0.038], 5/5 seeds`."""
+    text = _fmt_mean(part["mean"])
+    low, high = (part.get("ci") or [None, None])
+    if low is not None and high is not None:
+        text += f" [{_fmt_mean(low)}, {_fmt_mean(high)}]"
+    if part.get("n_seeds"):
+        text += f", {part.get('n_agree')}/{part['n_seeds']} seeds"
+    return text
+
+
 def _means(parts: dict) -> list[str]:
-    """Each part's mean; the two bounds of an equivalence (parts whose labels differ only in their
-    trailing "< m" / "> -m") judge one statistic, so their mean is said once, "(both bounds)"."""
+    """Each part's mean (and interval: `_evidence`); the two bounds of an equivalence (parts whose labels
+    differ only in their trailing "< m" / "> -m") judge one statistic, so their mean is said once,
+    "(both bounds)"."""
     out: list[tuple[str, str, int]] = []
     for label, part in parts.items():
         key, text = BOUND.sub("", label), _fmt_mean(part["mean"])
+        text = text if BOUND.search(label) else _evidence(part)
         if out and out[-1][:2] == (key, text) and BOUND.search(label):
             out[-1] = (key, text, out[-1][2] + 1)
         else:
@@ -226,7 +220,8 @@ def block_scorecard_table(snaps: dict, scale: str) -> str:
     machines = machine_lines(snap)
     if machines:
         lines += [" ".join(machines), ""]
-    lines += ["| claim | kind | verdict | ours: mean per part (an equivalence's two bounds, once) |",
+    lines += ["| claim | kind | verdict | ours: mean per part [interval], seeds that agree (an equivalence's "
+              "two bounds: the mean, once) |",
               "|---|---|---|---|"]
     for claims in snap["papers"].values():
         for cid, row in claims.items():

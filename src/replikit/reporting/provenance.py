@@ -1,4 +1,5 @@
-"""Provenance of a result: rule, script, config values, git commit, package versions, device."""
+"""Provenance of a result: rule, script, config values, git commit, package versions, device, and the
+kernel level its numbers were computed at."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ import sys
 from collections.abc import Iterator
 from importlib import metadata
 from pathlib import Path
+
+from replikit.core import numerics
 
 PACKAGES = ("torch", "torchvision", "snakemake", "numpy", "pandas", "seaborn", "matplotlib",
             "datasets", "replikit")
@@ -150,10 +153,11 @@ def uncommitted_code(*modules: str, root: Path = PACKAGE_ROOT, cwd: str | Path =
 def computed_by(*modules: str) -> dict:
     """What a run's record says about the code that computed it: when it ran, the commit, whether
     the tree was dirty (its tracked files changed, or the modules' own code untracked or changed:
-    `uncommitted`, the files), and the hash of the modules' code (`code_hash`)."""
+    `uncommitted`, the files), the hash of the modules' code (`code_hash`), and the kernel level and
+    CPU it ran on (replikit.core.numerics)."""
     state, changed = git_state(), uncommitted_code(*modules)
     return {**state, "dirty": state["dirty"] or bool(changed), "uncommitted": changed,
-            "code": code_hash(*modules),
+            "code": code_hash(*modules), "kernels": numerics.kernels(), "cpu": numerics.cpu()["model"],
             "ran": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
 
 
@@ -176,6 +180,7 @@ def record(rule: str, script: str, config: dict, devices: list[str]) -> dict:
         "git_commit": git_commit(),
         "packages": package_versions(),
         "devices": sorted(set(devices)),
+        "numerics": numerics.record(),
         "host": platform.platform(),
         "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
     }
@@ -183,15 +188,16 @@ def record(rule: str, script: str, config: dict, devices: list[str]) -> dict:
 
 def runs_computed_by(records: list[dict]) -> list[dict]:
     """The code that computed a set of run records (their `computed_by`), one entry per distinct
-    (module, rule, commit, dirty, code) with how many runs and when the first and last ran. Runs from
-    before records named their code give one entry with `code` None: their code is unknown."""
+    (module, rule, commit, dirty, code, kernel level) with how many runs and when the first and last
+    ran. Runs from before records named their code give one entry with `code` None: their code is
+    unknown."""
     groups: dict[tuple, dict] = {}
     for r in records:
         c = r.get("computed_by") or {}
         k = (c.get("module"), c.get("rule"), c.get("commit"), c.get("dirty"), c.get("code"),
-             tuple(c.get("uncommitted") or ()))
-        fields = dict(zip(("module", "rule", "commit", "dirty", "code"), k[:5], strict=True))
-        g = groups.setdefault(k, dict(fields, uncommitted=list(k[5]), n_runs=0, first=c.get("ran"),
+             c.get("kernels"), tuple(c.get("uncommitted") or ()))
+        fields = dict(zip(("module", "rule", "commit", "dirty", "code", "kernels"), k[:6], strict=True))
+        g = groups.setdefault(k, dict(fields, uncommitted=list(k[6]), n_runs=0, first=c.get("ran"),
                                       last=c.get("ran")))
         g["n_runs"] += 1
         if c.get("ran"):
@@ -218,6 +224,14 @@ def stale(prov: dict, today: dict[str, str]) -> list[str]:
                          f"(code {g['code']}); the code of {g['module']} has changed since (now "
                          f"{today[g['module']]}): rerun with `snakemake --forcerun {g['rule']} ...`")
     return notes
+
+
+def other_kernels(prov: dict) -> list[str]:
+    """Which results in a scorecard's or figure's provenance were computed at another kernel level
+    than the pinned one (replikit.core.numerics); [] when none was."""
+    groups = [g for g in prov.get("runs") or [] if isinstance(g, dict)]
+    notes = [(g.get("module"), numerics.other_level_note(g.get("kernels"), g["n_runs"])) for g in groups]
+    return [f"{module}: {note}" for module, note in notes if note]
 
 
 def uncommitted(prov: dict) -> list[str]:

@@ -23,7 +23,7 @@ from replikit.core.io import read_json, write_text
 from replikit.core.text import human
 from replikit.data.datasets import subset_title
 from replikit.reporting.ladder_summary import seed_list
-from replikit.reporting.provenance import git_commit, stale, uncommitted
+from replikit.reporting.provenance import git_commit, other_kernels, stale, uncommitted
 from replikit.scoring.claims import FIDELITIES, falsifier_text
 from replikit.scoring.fidelity import describe
 
@@ -350,6 +350,7 @@ def load_inputs(claims_paths: list[str], figure_paths: list[str], benchmark_path
     for card in papers:
         card["stale"] = stale(card.get("provenance") or {}, code or {})
         card["uncommitted"] = uncommitted(card.get("provenance") or {})
+        card["other_kernels"] = other_kernels(card.get("provenance") or {})
         for c in card["claims"]:  # an unmeasured row reads "not measured" in every column of its own
             c["measured"], c["shown_verdict"] = measured(c), shown_verdict(c)
             c["shown_magnitude"] = c["magnitude"] if c["measured"] else "not measured"
@@ -362,7 +363,7 @@ def load_inputs(claims_paths: list[str], figure_paths: list[str], benchmark_path
         figures.append({"name": p.stem, "paper": prov["paper"], "path": str(p),
                         "data": base64.b64encode(p.read_bytes()).decode(), "caption": prov["caption"],
                         "provenance": prov, "stale": stale(prov, code or {}),
-                        "uncommitted": uncommitted(prov),
+                        "uncommitted": uncommitted(prov), "other_kernels": other_kernels(prov),
                         "computed_at": computed_at(prov)})
     link_claims_and_figures(papers, figures)
     forests = [{"paper": Path(f).stem, "file": Path(f).name,

@@ -5,24 +5,19 @@ mean and stability (replikit.scoring.stability; shown, not guarded beyond its pr
 it carries no evidence, and the same for the claim's falsifier. CI's smoke run compares its
 scorecards with it (tests/test_workflow.py) and fails on any changed verdict or evidence, on a claim
 or part that appeared or vanished, and on a mean that moved by more than TOLERANCE, printing one
-line per difference. The smoke DAG is deterministic on one CPU type; the tolerance absorbs small
-floating-point differences between machines, and a real change of the numbers is far larger.
+line per difference.
 
-A few smoke rows sit so near their margin that another CPU type (its own BLAS kernels) gives another
-verdict, and CI has run on more than one. Such a machine's rows are kept beside the reference, under
-`machine_variants` (the machine named by its CPU and torch's CPU capability, the rows that differ
-and the commit that judged them): a run passes when every claim matches the reference's row or, for
-the claims one variant holds, that one machine's row, never two machines' rows mixed. A variant is
-a recorded result of a real run, not a widened tolerance, and the published smoke scorecard names
-each row that reads differently on another machine.
+Every job computes at one pinned kernel level (replikit.core.numerics: AVX2 in PyTorch, MKL and
+oneDNN), so the smoke DAG gives the same numbers on every x86-64 CPU with AVX2, and one reference
+serves them all: the reference names the machine and kernel level it was written at, and the guard's
+message names this machine's, so a difference on another CPU is seen as one.
 
 Updating the reference is a deliberate commit whose message says why:
 
     python -m replikit.scoring.scorecard_reference write results/*/claims.json
-    python -m replikit.scoring.scorecard_reference write --machine results/*/claims.json  # this CPU's rows
     python -m replikit.scoring.scorecard_reference check results/*/claims.json   # the diff, without writing
 
-Both writes name the machine they run on, so run them where the smoke DAG ran.
+A write names the machine it runs on, so run it where the smoke DAG ran.
 """
 
 from __future__ import annotations
@@ -31,7 +26,6 @@ import argparse
 import hashlib
 import json
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 from replikit.core.io import read_json, write_json
@@ -42,9 +36,13 @@ TOLERANCE = {"absolute": 0.02, "relative": 0.05}
 
 
 def _parts(parts: list[dict]) -> dict:
-    """Per part its verdict, mean and stability, and `no_evidence` where it carries none (a falsifier
-    made only of such parts is not measured: replikit.scoring.claims.falsifier_measured)."""
+    """Per part the evidence a reader audits: its verdict, mean, interval (`ci`: low, high), seeds
+    (`n_seeds`) and how many agree (`n_agree`), the test's p (`p`) and stability, and `no_evidence`
+    where it carries none (a falsifier made only of such parts is not measured:
+    replikit.scoring.claims.falsifier_measured)."""
     return {p["label"]: {"verdict": p["verdict"], "mean": p["mean"],
+                         "ci": [p.get("ci_low"), p.get("ci_high")], "n_seeds": p.get("n_seeds"),
+                         "n_agree": p.get("n_agree"), "p": p.get("p_value"),
                          "stability": _rounded(p.get("stability")),
                          **({"no_evidence": True} if p.get("no_evidence") else {})} for p in parts}
 
@@ -61,7 +59,7 @@ def definition(statement: str, statistic: str, rule: str, falsifier_setting: str
 def _claim(row: dict) -> dict:
     """A claim's verdict and parts; with its falsifier's verdict and parts where it has one, and the
     digest of its definition."""
-    out = {"verdict": row["verdict"], "parts": _parts(row["parts"]),
+    out = {"verdict": row["verdict"], "seeds": row.get("seeds"), "parts": _parts(row["parts"]),
            "definition": definition(row.get("statement", ""), row.get("statistic", ""), row.get("rule", ""),
                                     (row.get("falsifier") or {}).get("setting", ""),
                                     (row.get("source") or {}).get("quote", ""))}
@@ -124,6 +122,13 @@ def _compare_parts(where: str, rp: dict, cp: dict, tol: dict) -> list[str]:
         if _moved(rp[label]["mean"], cp[label]["mean"], tol):
             lines.append(f"{where} [{label}]: mean {rp[label]['mean']} -> {cp[label]['mean']} "
                          f"(tolerance {tol['absolute']:g} + {tol['relative']:g} x |reference|)")
+        if "ci" in rp[label] and any(_moved(a, b, tol) for a, b in zip(rp[label]["ci"], cp[label]["ci"],
+                                                                        strict=True)):
+            lines.append(f"{where} [{label}]: interval {rp[label]['ci']} -> {cp[label]['ci']} "
+                         f"(tolerance {tol['absolute']:g} + {tol['relative']:g} x |reference|)")
+        for key in ("n_seeds", "n_agree"):
+            if key in rp[label] and rp[label][key] != cp[label][key]:
+                lines.append(f"{where} [{label}]: {key} {rp[label][key]} -> {cp[label][key]}")
     return lines
 
 
@@ -152,47 +157,16 @@ def _compare_claim(where: str, ref: dict, cur: dict, tol: dict) -> list[str]:
 
 
 def machine() -> str:
-    """This machine, as a variant is named: its CPU model and torch's CPU capability (which picks the
-    BLAS kernels), e.g. `AMD EPYC, AVX512`."""
-    import torch
+    """This machine, as the reference names it: its CPU model and the kernel level its numbers were
+    computed at (replikit.core.numerics.kernels), e.g. `AMD EPYC 7B13, kernels AVX2`."""
+    from replikit.core import numerics
 
-    model = next((line.split(":", 1)[1].strip() for line in _cpuinfo() if line.startswith("model name")),
-                 "unknown CPU")
-    return f"{model}, {torch.backends.cpu.get_cpu_capability()}"
-
-
-def _cpuinfo() -> Iterator[str]:
-    try:
-        yield from Path("/proc/cpuinfo").read_text().splitlines()
-    except OSError:
-        return
+    return f"{numerics.cpu()['model']}, kernels {numerics.kernels()}"
 
 
 def compare(reference: dict, current: dict) -> list[str]:
-    """One readable line per difference between two summaries; [] when they agree. Where the
-    reference records machine variants (`machine_variants`), a run agrees when every claim matches
-    the reference's row or, for the claims one variant holds, that one machine's row: a run never
-    mixes two machines' rows."""
-    plain = _compare(reference, current)
-    for name in reference.get("machine_variants") or {}:
-        if not _compare(reference, current, name):
-            return []
-    return plain
-
-
-def accepted_variant(reference: dict, current: dict) -> str | None:
-    """The machine variant whose rows the run matches where it differs from the reference's own
-    (None: it matches the reference's rows, or no variant)."""
-    if not _compare(reference, current):
-        return None
-    return next((name for name in reference.get("machine_variants") or {}
-                 if not _compare(reference, current, name)), None)
-
-
-def _compare(reference: dict, current: dict, variant: str | None = None) -> list[str]:
-    """`compare` against the reference's rows, or, for the claims that `variant` holds, its rows."""
+    """One readable line per difference between two summaries; [] when they agree."""
     tol = reference.get("tolerance", TOLERANCE)
-    held = (reference.get("machine_variants") or {}).get(variant, {}).get("papers", {}) if variant else {}
     lines = []
     ref_papers, cur_papers = reference["papers"], current["papers"]
     for paper in sorted(set(ref_papers) | set(cur_papers)):
@@ -207,36 +181,8 @@ def _compare(reference: dict, current: dict, variant: str | None = None) -> list
             if cid not in cur or cid not in ref:
                 lines.append(f"{paper} {cid}: " + ("vanished" if cid not in cur else "new claim"))
                 continue
-            row = held.get(paper, {}).get(cid, ref[cid])
-            lines += _compare_claim(f"{paper} {cid}", row, cur[cid], tol)
+            lines += _compare_claim(f"{paper} {cid}", ref[cid], cur[cid], tol)
     return lines
-
-
-def with_machine_variant(reference: dict, current: dict, name: str) -> dict:
-    """`reference` with this machine's variant (`name`) replaced by the claims of `current` that differ
-    from the reference's own rows; the reference's rows are unchanged. A claim the reference does not
-    hold cannot be a variant: write the reference itself."""
-    tol = reference.get("tolerance", TOLERANCE)
-    if name == reference.get("machine"):
-        raise SystemExit(f"the reference's own rows were recorded on {name}: a difference on that machine "
-                         "is a change, not a variant; fix: write the reference itself, saying why")
-    if (current.get("claims_by") or {}).get("dirty"):
-        raise SystemExit("these claims were judged by uncommitted code; fix: commit, judge them again, "
-                         "then record the variant")
-    new = [f"{p} {c}" for p, claims in current["papers"].items() for c in claims
-           if c not in reference["papers"].get(p, {})]
-    if new:
-        raise SystemExit(f"not in the reference: {', '.join(new)}; fix: write the reference itself "
-                         "(without --machine) from a run on the reference's machine")
-    papers: dict[str, dict] = {}
-    for paper, claims in current["papers"].items():
-        for cid, row in claims.items():
-            if _compare_claim("", reference["papers"][paper][cid], row, tol):
-                papers.setdefault(paper, {})[cid] = row
-    variants = {k: v for k, v in (reference.get("machine_variants") or {}).items() if k != name}
-    if papers:
-        variants[name] = {"claims_by": current.get("claims_by"), "papers": papers}
-    return {**reference, "machine_variants": dict(sorted(variants.items()))}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -247,29 +193,15 @@ def main(argv: list[str] | None = None) -> int:
                              "replace the reference (commit it with a message that says why)")
     parser.add_argument("claims", nargs="+", help="the smoke run's results/<paper>/claims.json files")
     parser.add_argument("--reference", default=str(REFERENCE), help=f"default: {REFERENCE}")
-    parser.add_argument("--machine", action="store_true",
-                        help="with write: keep the reference's rows and record, as this machine's variant "
-                             "(its CPU and torch's CPU capability), the claims whose rows differ here")
     args = parser.parse_args(argv)
     current = summarize([read_json(p) for p in args.claims])
-    if args.action == "write" and args.machine:
-        name = machine()
-        write_json(args.reference, with_machine_variant(read_json(args.reference), current, name))
-        print(f"wrote {args.reference} with the variant of {name}: commit it with a message that says why")
-        return 0
     if args.action == "write":
-        old = read_json(args.reference) if Path(args.reference).exists() else {}
         write_json(args.reference, {**current, "machine": machine()})
         print(f"wrote {args.reference}: commit it with a message that says why the verdicts changed")
-        if old.get("machine_variants"):  # recorded against the rows just replaced
-            print("dropped the variants of " + "; ".join(old["machine_variants"]) + ": record each again "
-                  "with `write --machine` on its machine")
         return 0
     reference = read_json(args.reference)
     diff = compare(reference, current)
-    variant = accepted_variant(reference, current)
-    print("\n".join(diff) if diff else "no difference from the reference" + (
-        f" (where it differs from the reference's rows, it matches those of {variant})" if variant else ""))
+    print("\n".join(diff) if diff else "no difference from the reference")
     return 1 if diff else 0
 
 

@@ -6,6 +6,8 @@
     python -m replikit.tools.publish plan config/paper.yaml    # the plan's totals
     python -m replikit.tools.publish dag config/preflight.yaml # a scale's DAG job count (a dry run)
     python -m replikit.tools.publish rung PAPER RUNG RUNS...   # a ladder rung, from committed run records
+    python -m replikit.tools.publish runs SCALE TREE           # commit a finished run's runs (no weights)
+    python -m replikit.tools.publish rejudge SCALE [--check]   # judge the committed runs again, no training
 
 Then `python -m replikit.reporting.docs`, and commit both with a message that says why.
 """
@@ -25,6 +27,7 @@ import tempfile
 from pathlib import Path
 
 from replikit.reporting.docs import PUBLISHED, SCALES
+from replikit.tools import published_runs
 from replikit.reporting.provenance import REPOSITORY, code_hash, git_state
 
 REFERENCE = REPOSITORY / "tests" / "reference" / "smoke_scorecard.json"
@@ -171,9 +174,6 @@ def publish_reference(out: Path = PUBLISHED, tree: Path | None = None, log: Path
             "runtime": run_time(tree, log) if tree else None}
     if ref.get("machine"):
         snap["machine"] = ref["machine"]
-    if ref.get("machine_variants"):  # rows that read otherwise on another CPU type CI has run on
-        snap["machine_variants"] = {name: {"claims_by": v.get("claims_by"), "papers": _claims(
-            v["papers"], declarations("smoke"))} for name, v in ref["machine_variants"].items()}
     _write(out / f"scorecard-{ref['scale']}.json", snap)
     return snap
 
@@ -512,6 +512,26 @@ def publish_scorecard(scale: str, tree: Path, log: Path | list[Path] | None = No
     return snap
 
 
+def republish(scale: str, tree: Path, out: Path = PUBLISHED) -> dict:
+    """A scale's snapshot judged again (`published_runs.rejudge`): its rows from the rejudged tree's
+    scorecards, its runs' commit and runtime kept (`made_by`, `runtime`: nothing trained), and the code
+    that judged them now (`judged_by`), named apart when it is not the runs' own."""
+    from replikit.scoring.scorecard_reference import summarize
+
+    path = out / f"scorecard-{scale}.json"
+    old = json.loads(path.read_text())
+    cards = [json.loads(p.read_text()) for p in sorted((tree / "results").glob("*/claims.json"))]
+    commits = sorted({(c.get("provenance") or {}).get("git_commit") for c in cards} - {None})
+    modules = sorted({CLAIMS_JOB} | {m for ms in paper_modules().values() for m in ms})
+    state = git_state()
+    snap = {**old, "papers": _claims(summarize(cards)["papers"], declarations(scale)),
+            "judged_by": {"commit": commits[0] if len(commits) == 1 else "several: " + ", ".join(commits),
+                          "dirty": bool(state.get("dirty")), "code": {m: code_hash(m) for m in modules},
+                          "how": f"python -m replikit.tools.publish rejudge {scale}"}}
+    _write(path, snap)
+    return snap
+
+
 def plan_modules() -> list[str]:
     from replikit.papers import paper_names, registry
 
@@ -641,6 +661,17 @@ def main(argv: list[str] | None = None) -> int:
     rg.add_argument("rung", help="the rung's name")
     rg.add_argument("runs", nargs="+", help="the rung's runs' metrics.json files (committed copies)")
     rg.add_argument("--ladder", default="", help="a `ladder_<name>:` ladder's name")
+    ru = sub.add_parser("runs", help="a finished run's per-run records, committed as "
+                                     "docs/published/runs/SCALE.jsonl.gz (tools.published_runs)")
+    ru.add_argument("scale", choices=SCALES)
+    ru.add_argument("tree", type=Path, help="the run's output tree (holds results/)")
+    rj = sub.add_parser("rejudge", help="judge a scale's committed runs again with today's code, redraw its "
+                                        "figures and report, and publish its snapshot (trains nothing)")
+    rj.add_argument("scale", choices=SCALES)
+    rj.add_argument("--check", action="store_true", help="publish nothing: list the rows whose verdict, mean "
+                    "or interval moved (exit 1 if any)")
+    rj.add_argument("--work", type=Path, default=None, help="where to lay the runs out (default: "
+                    "scales/rejudge-SCALE/ here; replaced)")
     args = ap.parse_args(argv)
     if args.action == "reference":
         publish_reference(tree=args.tree, log=args.log)
@@ -651,8 +682,15 @@ def main(argv: list[str] | None = None) -> int:
         publish_plan(args.config, args.plan_json, args.made_at)
     elif args.action == "dag":
         publish_dag(args.config)
-    else:
+    elif args.action == "rung":
         publish_rung(args.paper, args.rung, args.runs, args.ladder)
+    elif args.action == "runs":
+        published_runs.archive(args.scale, args.tree)
+    else:
+        work = args.work or REPOSITORY / "scales" / f"rejudge-{args.scale}"
+        if args.check:
+            return published_runs.check(args.scale, work)
+        republish(args.scale, published_runs.rejudge(args.scale, work))
     return 0
 
 
