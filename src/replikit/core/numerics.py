@@ -4,9 +4,10 @@ PyTorch picks its CPU kernels by the widest instruction set the CPU offers (AVX5
 AVX2 on another), and so do the libraries it calls (MKL for matrix products, oneDNN for
 convolutions). Their results differ in the last bits, and a learning-rate sweep near divergence
 turns such bits into another optimum, so a verdict would depend on the vector width of the CPU it
-ran on. `pin_environment` fixes every library at AVX2, the widest level that every supported
-x86-64 CPU has; it runs when `replikit` is imported (`replikit/__init__.py`), so in every job and
-every test before torch computes anything, and Snakemake's jobs inherit it from the workflow.
+ran on; NumPy dispatches its loops the same way. `pin_environment` fixes every library at AVX2,
+the widest level that every supported x86-64 CPU has; it runs when `replikit` is imported
+(`replikit/__init__.py`), so in every job and every test before torch computes anything, and
+Snakemake's jobs inherit it from the workflow.
 
 `REPLIKIT_NUMERICS=native` lets each library pick its own kernels again (faster on some CPUs, and
 every result is then marked "computed at another kernel level"). On a CPU without AVX2, or not
@@ -30,6 +31,7 @@ PINNED_ENV = {
     "MKL_ENABLE_INSTRUCTIONS": "AVX2",  # MKL dispatches nothing wider, also where CBWR cannot hold
     "ONEDNN_MAX_CPU_ISA": "AVX2",  # oneDNN's JIT kernels (convolutions)
     "DNNL_MAX_CPU_ISA": "AVX2",  # the same, by its older name
+    "NPY_ENABLE_CPU_FEATURES": "X86_V3",  # NumPy's dispatched loops (exp, log, sums ...) at AVX2 too
 }
 SWITCH = "REPLIKIT_NUMERICS"  # "native": no pins
 
@@ -41,8 +43,9 @@ def pinning_wanted(environ: os._Environ | dict = os.environ) -> bool:
 
 def pin_environment(environ: os._Environ | dict = os.environ) -> None:
     """Set every variable of PINNED_ENV (overriding a caller's own value: a pin is not a default);
-    nothing under `REPLIKIT_NUMERICS=native`."""
-    if pinning_wanted(environ):
+    nothing under `REPLIKIT_NUMERICS=native`, nor on a CPU without AVX2 (NumPy refuses to start when
+    asked for a level its CPU lacks; there the results are marked as of another kernel level)."""
+    if pinning_wanted(environ) and cpu()["avx2"]:
         environ.update(PINNED_ENV)
 
 
@@ -71,10 +74,12 @@ def kernel_level() -> str:
 
 @functools.lru_cache(maxsize=1)
 def library_versions() -> dict[str, str]:
-    """torch, and the MKL and oneDNN it was built with (from `torch.__config__.show()`)."""
+    """torch, the MKL and oneDNN it was built with (from `torch.__config__.show()`), and NumPy with
+    the widest of its dispatched CPU levels in force."""
+    import numpy
     import torch
 
-    out = {"torch": torch.__version__}
+    out = {"torch": torch.__version__, "numpy": numpy.__version__, "numpy_dispatch": numpy_dispatch()}
     for line in torch.__config__.show().splitlines():
         text = line.strip(" -")
         if "Math Kernel Library Version" in text:
@@ -84,10 +89,21 @@ def library_versions() -> dict[str, str]:
     return out
 
 
+def numpy_dispatch() -> str:
+    """NumPy's dispatched CPU levels in force, e.g. `X86_V3` when pinned on an AVX512 CPU."""
+    try:
+        from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
+    except ImportError:  # another NumPy layout: unknown
+        return "unknown"
+    return " ".join(k for k in __cpu_dispatch__ if __cpu_features__.get(k)) or "baseline"
+
+
 def pinned() -> bool:
-    """Every library at the pinned level: pins wanted, set, and torch at PINNED_LEVEL."""
+    """Every library at the pinned level: pins wanted and set, torch at PINNED_LEVEL, and NumPy
+    dispatching nothing wider (it reads its variable when imported: a NumPy imported before
+    `replikit` is not pinned)."""
     return pinning_wanted() and all(os.environ.get(k) == v for k, v in PINNED_ENV.items()) \
-        and kernel_level() == PINNED_LEVEL
+        and kernel_level() == PINNED_LEVEL and numpy_dispatch() == PINNED_ENV["NPY_ENABLE_CPU_FEATURES"]
 
 
 def kernels() -> str:

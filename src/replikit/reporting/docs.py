@@ -33,7 +33,7 @@ from replikit.reporting.provenance import REPOSITORY, code_hash, stale
 from replikit.scoring.seed_sets import short_name
 
 PUBLISHED = REPOSITORY / "docs" / "published"
-DOCUMENTS = ("README.md", "docs/*.md")
+DOCUMENTS = ("README.md", "docs/*.md", "docs/published/README.md")
 SCALES = ("smoke", "default", "preflight", "paper")
 MARK = re.compile(r"<!-- generated:(?P<name>[\w-]+) -->\n(?P<body>.*?)<!-- /generated:(?P=name) -->",
                   re.S)
@@ -452,6 +452,87 @@ def block_ladder_rungs(snaps: dict) -> str:
     return "\n".join(lines)
 
 
+def block_published_runs(snaps: dict) -> str:
+    """The committed runs behind the snapshots (docs/published/runs/, tools.published_runs): their
+    files, size per scale and in all, measured from the files themselves."""
+    import gzip
+
+    archives = sorted((PUBLISHED / "runs").glob("*.jsonl.gz"))
+    if not archives:
+        return "No runs committed yet."
+    lines = ["| runs of | files | size (MB, compressed) | judged again by |", "|---|---|---|---|"]
+    for path in archives:
+        with gzip.open(path, "rt") as f:
+            n = sum(1 for line in f if line.strip())
+        scale = path.name.removesuffix(".jsonl.gz")
+        lines.append(f"| {scale} | {n:,} | {path.stat().st_size / 1e6:.2f} | "
+                     f"`python -m replikit.tools.publish rejudge {scale}` |")
+    total = sum(p.stat().st_size for p in archives) / 1e6
+    rung_runs = sorted({r for snap in snaps.values() if snap.get("kind") == "rung"
+                        for r in snap.get("runs", [])})
+    rung_mb = sum((REPOSITORY / r).stat().st_size for r in rung_runs if (REPOSITORY / r).is_file()) / 1e6
+    lines += ["", f"In all {total:.2f} MB, of a budget of 15 MB; the published rungs' runs, committed as "
+              f"their records under docs/measurements/, add {len(rung_runs)} files of {rung_mb:.2f} MB."]
+    return "\n".join(lines)
+
+
+def _cell(row: dict | None) -> str:
+    if row is None:
+        return "-"
+    verdict = row["verdict"] if row.get("measured", True) else "not measured"
+    kind = row.get("kind")
+    return verdict + (f" ({kind})" if kind and kind != "paper" else "")
+
+
+def _first_part(parts: dict | list) -> str:
+    part = next(iter(parts.values())) if isinstance(parts, dict) else parts[0]
+    low = part.get("ci_low", (part.get("ci") or [None])[0])
+    high = part.get("ci_high", (part.get("ci") or [None, None])[1])
+    interval = f" [{_fmt_mean(low)}, {_fmt_mean(high)}]" if low is not None and high is not None else ""
+    return _fmt_mean(part["mean"]) + interval
+
+
+def across_scales(snaps: dict) -> tuple[list[str], list[list[str]]]:
+    """One table across scales (the columns, then a row per claim): each claim's paper and id, its
+    verdict and standing at every published scale and rung, and its strongest evidence: the published
+    result nearest the paper's own settings that measured it (a rung before the default, the default
+    before smoke), with its first part's mean and interval and where it comes from."""
+    scales = _scorecards(snaps)
+    rungs = [(name.removeprefix("rung-"), snap) for name, snap in sorted(snaps.items())
+             if snap.get("kind") == "rung"]
+    head = ["paper", "claim", *(s for s, _ in scales), *(f"rung {n}" for n, _ in rungs), "strongest evidence"]
+    papers: dict[str, list[str]] = {}
+    for _, snap in scales:
+        for paper, claims in snap["papers"].items():
+            papers.setdefault(paper, [])
+            papers[paper] += [c for c in claims if c not in papers[paper]]
+    rows = []
+    for paper, ids in papers.items():
+        for cid in ids:
+            cells = [_cell(snap["papers"].get(paper, {}).get(cid)) for _, snap in scales]
+            cells += [snap["verdicts"][cid] if snap["paper"] == paper and cid in snap["verdicts"] else "-"
+                      for _, snap in rungs]
+            rows.append([paper, cid, *cells, _strongest(paper, cid, scales, rungs)])
+    return head, rows
+
+
+def _strongest(paper: str, cid: str, scales: list, rungs: list) -> str:
+    for name, snap in reversed(rungs):
+        if snap["paper"] == paper and cid in snap["verdicts"]:
+            return f"rung {name}: {snap['verdicts'][cid]}, {_first_part(snap['parts'][cid])}"
+    for scale, snap in reversed(scales):
+        row = snap["papers"].get(paper, {}).get(cid)
+        if row and row.get("measured", True) and row["parts"]:
+            return f"{scale}: {row['verdict']}, {_first_part(row['parts'])}"
+    return "not measured at any published scale"
+
+
+def block_across_scales(snaps: dict) -> str:
+    head, rows = across_scales(snaps)
+    return "\n".join(["| " + " | ".join(head) + " |", "|" + "---|" * len(head),
+                      *("| " + " | ".join(r) + " |" for r in rows)])
+
+
 def block_margins(snaps: dict) -> str:
     """Every equivalence margin and tolerance at the smoke and default scales, read from
     config/papers/*.yaml (keys `margins` and `*_tolerance`), with the pilot file named beside it."""
@@ -513,6 +594,8 @@ BLOCKS: dict[str, Callable[[dict], str]] = {
     "runtimes": block_runtimes,
     "ladder-rungs": block_ladder_rungs,
     "margins": block_margins,
+    "published-runs": block_published_runs,
+    "across-scales": block_across_scales,
 }
 
 

@@ -412,7 +412,21 @@ def load_inputs(claims_paths: list[str], figure_paths: list[str], benchmark_path
             "preflight": any(p["scale"] == "preflight" for p in papers),
             "benchmarks": [load_benchmark(p) for p in benchmark_paths],
             "cost": cost_plan(cost_plan_path) if cost_plan_path else None, "cost_hint": COST_PLAN_HINT,
-            "ladders": [load_ladder(p) for p in ladder_paths or []]}
+            "ladders": [load_ladder(p) for p in ladder_paths or []],
+            "across_scales": published_across_scales()}
+
+
+def published_across_scales() -> dict | None:
+    """The published verdicts of every claim at every published scale and rung (docs/published/, the
+    one table across scales: replikit.reporting.docs.across_scales), shown beside this run's; None when
+    nothing is published (an installed copy without the docs)."""
+    from replikit.reporting import docs
+
+    snaps = docs.load_snapshots() if docs.PUBLISHED.is_dir() else {}
+    if not any(s.get("kind") == "scorecard" for s in snaps.values()):
+        return None
+    head, rows = docs.across_scales(snaps)
+    return {"head": head, "rows": rows}
 
 
 def figure_anchor(paper: str, figure: str) -> str:

@@ -27,8 +27,8 @@ import tempfile
 from pathlib import Path
 
 from replikit.reporting.docs import PUBLISHED, SCALES
-from replikit.tools import published_runs
 from replikit.reporting.provenance import REPOSITORY, code_hash, git_state
+from replikit.tools import published_runs
 
 REFERENCE = REPOSITORY / "tests" / "reference" / "smoke_scorecard.json"
 

@@ -71,8 +71,8 @@ def archive(scale: str, tree: Path, out: Path | None = None) -> Path:
     tmp = out.with_suffix(".tmp")
     tmp.write_bytes(buf.getvalue())
     tmp.replace(out)
-    print(f"wrote {out.relative_to(REPOSITORY) if out.is_relative_to(REPOSITORY) else out}: {len(files)} files, "
-          f"{out.stat().st_size / 1e6:.2f} MB")
+    shown = out.relative_to(REPOSITORY) if out.is_relative_to(REPOSITORY) else out
+    print(f"wrote {shown}: {len(files)} files, {out.stat().st_size / 1e6:.2f} MB")
     return out
 
 
@@ -106,7 +106,8 @@ def judging_rules(config: str) -> list[str]:
     from replikit.papers import registry
 
     cfg = load_config(REPOSITORY / config, REPOSITORY / "workflow/schemas/config.schema.yaml")
-    return [f"{registry.get(p).prefix}{suffix}" for p in cfg["papers"] for suffix in JUDGING_RULES] + ["report"]
+    return [f"{registry.get(p).prefix}{suffix}" for p in cfg["papers"] for suffix in JUDGING_RULES] \
+        + ["report"]
 
 
 def rejudge(scale: str, work: Path, targets: str = "all", cores: int = 2) -> Path:
@@ -151,8 +152,11 @@ def moved_rows(scale: str, tree: Path, snapshot: dict | None = None) -> list[str
 
 def check(scale: str, work: Path) -> int:
     """Judge `scale`'s committed runs again (scorecards only) and print what moved; 1 when any row did."""
-    tree = rejudge(scale, work, targets="claims")
-    moved = moved_rows(scale, tree)
+    return report(scale, moved_rows(scale, rejudge(scale, work, targets="claims")))
+
+
+def report(scale: str, moved: list[str]) -> int:
+    """Print what `check` found: the rows that moved and the command that republishes; 1 when any did."""
     if not moved:
         print(f"{scale}: the committed runs, judged with today's code, give the published snapshot")
         return 0
