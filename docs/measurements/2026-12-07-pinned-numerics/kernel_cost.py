@@ -3,6 +3,11 @@ small CNN and a small attention block, 1 thread, in a fresh process per setting 
 its variable once). Prints per setting the ms per step and a digest of the weights after 16 steps.
 
     python docs/measurements/2026-12-07-pinned-numerics/kernel_cost.py
+    python docs/measurements/2026-12-07-pinned-numerics/kernel_cost.py --cpu EPYC-Rome pinned native
+
+With --cpu MODEL each setting runs under QEMU's user-mode emulation of that CPU (Debian's qemu-user):
+the libraries see its CPUID (another vendor, no AVX512), so the digests tell whether the pinned
+numbers depend on the CPU. Its times are the emulator's, not the CPU's.
 """
 
 from __future__ import annotations
@@ -43,7 +48,8 @@ class Attn(nn.Module):
         return self.out(h + a)
 
 nets = {
-  "mlp": (nn.Sequential(nn.Flatten(), nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(), nn.Linear(512, 10)),
+  "mlp": (nn.Sequential(nn.Flatten(), nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(),
+                        nn.Linear(512, 10)),
           lambda: torch.randn(128, 1, 28, 28), lambda: torch.randint(0, 10, (128,))),
   "cnn": (nn.Sequential(nn.Conv2d(3, 32, 3, padding=1), nn.ReLU(), nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(),
                         nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(64, 10)),
@@ -62,7 +68,7 @@ for name, (net, xs, ys) in nets.items():
         step(x, y)
     digest = hashlib.sha256(b"".join(p.detach().numpy().tobytes() for p in net.parameters())).hexdigest()[:12]
     t = time.perf_counter(); n = 0
-    while time.perf_counter() - t < 3:
+    while time.perf_counter() - t < 3 and n < int(os.environ.get("KERNEL_COST_MAX_STEPS", "100000")):
         for x, y in data:
             step(x, y); n += 1
     ms = 1000 * (time.perf_counter() - t) / n
@@ -71,17 +77,23 @@ print(json.dumps(out))
 """
 
 
-def main() -> None:
+def main(argv: list[str]) -> None:
+    prefix = []
+    if argv[:1] == ["--cpu"]:
+        prefix, argv = ["qemu-x86_64", "-cpu", argv[1]], argv[2:]
+    wanted = {name: env for name, env in SETTINGS.items() if not argv or name.split(" (")[0] in argv}
     clean = {k: v for k, v in os.environ.items()
              if k not in ("ATEN_CPU_CAPABILITY", "MKL_CBWR", "MKL_ENABLE_INSTRUCTIONS", "ONEDNN_MAX_CPU_ISA",
                           "DNNL_MAX_CPU_ISA", "REPLIKIT_NUMERICS")}
-    for name, env in SETTINGS.items():
+    for name, env in wanted.items():
         switch = {k: v for k, v in env.items() if k == "REPLIKIT_NUMERICS"}
         overrides = {k: v for k, v in env.items() if k != "REPLIKIT_NUMERICS"}
-        res = subprocess.run([sys.executable, "-c", CHILD, json.dumps(overrides)], env={**clean, **switch},
-                             capture_output=True, text=True, check=True)
-        print(json.dumps({"setting": name, **json.loads(res.stdout.strip().splitlines()[-1])}))
+        steps = {"KERNEL_COST_MAX_STEPS": "8"} if prefix else {}
+        res = subprocess.run([*prefix, sys.executable, "-c", CHILD, json.dumps(overrides)],
+                             env={**clean, **switch, **steps}, capture_output=True, text=True, check=True)
+        cpu = {"cpu": prefix[-1]} if prefix else {}
+        print(json.dumps({"setting": name, **cpu, **json.loads(res.stdout.strip().splitlines()[-1])}))
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

@@ -529,8 +529,11 @@ def _strongest(paper: str, cid: str, scales: list, rungs: list) -> str:
 
 def block_across_scales(snaps: dict) -> str:
     head, rows = across_scales(snaps)
+    made = [f"- {scale}: " + made_by_line(snap, snap["made_by"]["how"]) for scale, snap in _scorecards(snaps)]
+    made += [f"- rung {name.removeprefix('rung-')}: " + made_by_line(snap, snap["made_by"]["how"])
+             for name, snap in sorted(snaps.items()) if snap.get("kind") == "rung"]
     return "\n".join(["| " + " | ".join(head) + " |", "|" + "---|" * len(head),
-                      *("| " + " | ".join(r) + " |" for r in rows)])
+                      *("| " + " | ".join(r) + " |" for r in rows), "", *made])
 
 
 def block_margins(snaps: dict) -> str:

@@ -125,10 +125,10 @@ def rejudge(scale: str, work: Path, targets: str = "all", cores: int = 2) -> Pat
     restore(scale, tree)
     wanted = ([f"{registry.get(p).results}/claims.json" for p in cfg["papers"]] if targets == "claims"
               else [])
-    cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(REPOSITORY / "Snakefile"),
+    cmd = [sys.executable, "-m", "snakemake", *wanted, "--snakefile", str(REPOSITORY / "Snakefile"),
            "--configfile", str(REPOSITORY / config), "--directory", str(work), "--cores", str(cores),
-           "--allowed-rules", *judging_rules(config), "--config", "report={cost_plan: false}",
-           "--quiet", "rules", *wanted]
+           "--config", "report={cost_plan: false}", "--allowed-rules", *judging_rules(config),
+           "--quiet", "rules"]
     res = subprocess.run(cmd, cwd=REPOSITORY, capture_output=True, text=True)
     if res.returncode != 0:
         raise SystemExit(f"rejudging {scale}'s committed runs failed:\n{res.stderr[-4000:]}")
