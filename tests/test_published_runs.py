@@ -85,3 +85,19 @@ def test_a_published_rung_judged_again_from_its_committed_runs_gives_its_snapsho
                 assert new[key] == old[key], (cid, key)
             for key in ("mean", "ci_low", "ci_high"):
                 assert new[key] == pytest.approx(old[key], abs=1e-9), (cid, key)
+
+
+def test_republishing_keeps_the_runs_commit_and_time_and_names_the_code_that_judged(rejudged_smoke, tmp_path):
+    import shutil
+
+    from replikit.reporting import docs
+    from replikit.tools.publish import republish
+
+    shutil.copy(PUBLISHED / "scorecard-smoke.json", tmp_path / "scorecard-smoke.json")
+    old = json.loads((PUBLISHED / "scorecard-smoke.json").read_text())
+    snap = republish("smoke", rejudged_smoke, out=tmp_path)
+    assert snap["made_by"] == old["made_by"] and snap["runtime"] == old["runtime"]
+    assert snap["papers"] == old["papers"]  # today's code judges the committed runs as they were judged
+    assert snap["judged_by"]["how"] == "python -m replikit.tools.publish rejudge smoke"
+    later = {**snap, "judged_by": {**snap["judged_by"], "commit": "f" * 40}}
+    assert "Its committed runs were judged again at commit ffffffffff" in docs.made_by_line(later, "x")

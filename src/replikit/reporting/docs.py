@@ -76,13 +76,25 @@ def made_by_line(snapshot: dict, republish: str) -> str:
              else f"commit {commit[:10]}")
     where += " with uncommitted changes" if made.get("dirty") else ""
     changed = stale_modules(made)
+    judged = _judged_line(snapshot)
     if changed is None:
-        return f"Made at {where}; which code made it is unknown (republish: `{republish}`)."
+        return f"Made at {where}; which code made it is unknown (republish: `{republish}`).{judged}"
     if not changed:
-        return f"Made at {where} by today's code."
+        return f"Made at {where} by today's code.{judged}"
     names = f" ({', '.join(f'`{_short(m)}`' for m in changed)})" if len(changed) <= 3 else ""
     return (f"**Stale:** made at {where}; the code of {len(changed)} of its {len(made['code'])} "
-            f"modules has changed since{names}; republish: `{republish}`.")
+            f"modules has changed since{names}; republish: `{republish}`.{judged}")
+
+
+def _judged_line(snapshot: dict) -> str:
+    """" Its runs judged again at commit Y ..." for a snapshot rejudged from its committed runs by other
+    code than made them (`judged_by`, tools.published_runs); "" else."""
+    judged = snapshot.get("judged_by")
+    if not judged or str(judged.get("commit")) == str(snapshot["made_by"].get("commit")):
+        return ""
+    dirty = " with uncommitted changes" if judged.get("dirty") else ""
+    return (f" Its committed runs were judged again at commit {str(judged['commit'])[:10]}{dirty} "
+            f"(`{judged['how']}`).")
 
 
 def partial_line(snapshot: dict) -> str:

@@ -593,6 +593,9 @@ def snapshot_name(paper: str, ladder: str, rung: str) -> str:
     return f"rung-{paper}{'.' + ladder if ladder else ''}-{rung}"
 
 
+RUNG_PART_KEYS = ("label", "verdict", "mean", "ci_low", "ci_high", "n_agree", "n_seeds", "p_value")
+
+
 def publish_rung(paper_name: str, rung_name: str, files: list[str], ladder_name: str = "",
                  out: Path = PUBLISHED) -> dict:
     """A ladder rung's verdicts of its ladder's claims, judged by the pipeline's own claim code from
@@ -619,8 +622,7 @@ def publish_rung(paper_name: str, rung_name: str, files: list[str], ladder_name:
     snap = {"kind": "rung", "paper": paper_name, "ladder": ladder_name, "rung": rung.index, "name": rung.name,
             "knob": rung.knob, "seeds": list(rung.seeds),
             "verdicts": {r["id"]: r["verdict"] for r in rows},
-            "parts": {r["id"]: [{k: p[k] for k in ("label", "verdict", "mean", "ci_low", "ci_high", "n_agree",
-                                                   "n_seeds")} for p in r["parts"]] for r in rows},
+            "parts": {r["id"]: [{k: p.get(k) for k in RUNG_PART_KEYS} for p in r["parts"]] for r in rows},
             "runs": sorted(str(Path(f).resolve().relative_to(REPOSITORY)) for f in files),
             "job_s": round(sum(r.get("elapsed_s", 0.0) for r in records), 1),
             "made_by": {"commit": commit, "dirty": any(r["computed_by"].get("dirty") for r in records),
