@@ -77,3 +77,18 @@ def test_a_runs_provenance_names_its_kernels_and_the_report_flags_another_level(
     assert len(notes) == 1 and notes[0].startswith("m: 1 run(s) computed at another kernel level "
                                                    "(AVX512, not pinned, not the pinned AVX2)")
     assert other_kernels({"runs": runs_computed_by([pinned])}) == []
+
+
+def test_on_a_cpu_without_avx2_the_run_goes_on_unpinned_and_says_so(monkeypatch):
+    """No AVX2 (or not x86-64): nothing is pinned (NumPy would refuse to start), and every result is
+    marked as computed at another kernel level."""
+    monkeypatch.setattr(numerics, "cpu", lambda: {"model": "old CPU", "vendor": "x", "machine": "x86_64",
+                                                   "avx2": False, "avx512": False})
+    environ: dict[str, str] = {}
+    numerics.pin_environment(environ)
+    assert environ == {}
+    monkeypatch.setattr(numerics, "kernel_level", lambda: "DEFAULT")
+    monkeypatch.setattr(numerics, "pinned", lambda: False)
+    assert numerics.kernels() == "DEFAULT, pins do not hold on this CPU"
+    note = numerics.other_level_note(numerics.kernels(), 1)
+    assert "another kernel level (DEFAULT, pins do not hold" in note

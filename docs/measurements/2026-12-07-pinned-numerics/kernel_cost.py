@@ -5,6 +5,7 @@ its variable once). Prints per setting the ms per step and a digest of the weigh
     python docs/measurements/2026-12-07-pinned-numerics/kernel_cost.py
     python docs/measurements/2026-12-07-pinned-numerics/kernel_cost.py --cpu EPYC-Rome pinned native
 
+KERNEL_COST_NETS (default "mlp cnn attention") picks the networks.
 With --cpu MODEL each setting runs under QEMU's user-mode emulation of that CPU (Debian's qemu-user):
 the libraries see its CPUID (another vendor, no AVX512), so the digests tell whether the pinned
 numbers depend on the CPU. Its times are the emulator's, not the CPU's.
@@ -57,7 +58,11 @@ nets = {
   "attention": (Attn(), lambda: torch.randint(0, 64, (32, 64)), lambda: torch.randint(0, 64, (32, 64))),
 }
 out = {"capability": str(torch.backends.cpu.get_cpu_capability())}
-for name, (net, xs, ys) in nets.items():
+chosen = os.environ.get("KERNEL_COST_NETS", "mlp cnn attention").split()
+for i, (name, (net, xs, ys)) in enumerate(nets.items()):
+    if name not in chosen:
+        continue
+    torch.manual_seed(100 + i)  # each network's data its own: a digest does not depend on the others run
     opt = torch.optim.Adam(net.parameters(), 1e-3)
     data = [(xs(), ys()) for _ in range(8)]
     def step(x, y):
