@@ -463,22 +463,10 @@ def runs_commit(tree: Path) -> str | None:
     return commits.pop() if commits else None
 
 
-def publish_scorecard(scale: str, tree: Path, log: Path | list[Path] | None = None, out: Path = PUBLISHED,
-                      pauses: Path | None = None, heartbeats: Path | None = None,
-                      aside: list[Path] | None = None) -> dict:
-    """A scale's snapshot from a run's tree: every scorecard (results/*/claims.json), the code that
-    computed its runs and judged its claims (the scorecards' provenance), and what the run took (its
-    benchmark files; wall time from its Snakemake log when given). A run that has not finished every
-    paper gives a partial snapshot: it names the papers still missing, and it has no wall time (its
-    logs, when given, count only the earlier parts of resumed jobs: earlier_parts). `aside`: the logs
-    of side calls made while the run was paused (run_time)."""
-    from replikit.papers import paper_names
-    from replikit.scoring.scorecard_reference import summarize
-
-    cards = [json.loads(p.read_text()) for p in sorted((tree / "results").glob("*/claims.json"))]
-    if not cards:
-        raise SystemExit(f"no results/*/claims.json under {tree}")
-    missing = sorted(set(paper_names()) - {c["paper"] for c in cards})
+def cards_code(cards: list[dict]) -> tuple[dict[str, str], str, bool]:
+    """What computed a set of scorecards: module -> code hash (the runs' modules as their runs record
+    them, then the verdicts' own code and the claims job's), the runs' commit ("several: ..." when they
+    differ) and whether any of it was uncommitted."""
     code, commits, dirty = {}, set(), False
     for card in cards:
         prov = card.get("provenance") or {}
@@ -496,6 +484,26 @@ def publish_scorecard(scale: str, tree: Path, log: Path | list[Path] | None = No
             code[CLAIMS_JOB] = prov["claims_job_code"]
     commit = sorted(c for c in commits if c)[0] if len(commits) == 1 else "several: " + ", ".join(
         sorted(str(c)[:10] for c in commits))
+    return code, commit, dirty
+
+
+def publish_scorecard(scale: str, tree: Path, log: Path | list[Path] | None = None, out: Path = PUBLISHED,
+                      pauses: Path | None = None, heartbeats: Path | None = None,
+                      aside: list[Path] | None = None) -> dict:
+    """A scale's snapshot from a run's tree: every scorecard (results/*/claims.json), the code that
+    computed its runs and judged its claims (the scorecards' provenance), and what the run took (its
+    benchmark files; wall time from its Snakemake log when given). A run that has not finished every
+    paper gives a partial snapshot: it names the papers still missing, and it has no wall time (its
+    logs, when given, count only the earlier parts of resumed jobs: earlier_parts). `aside`: the logs
+    of side calls made while the run was paused (run_time)."""
+    from replikit.papers import paper_names
+    from replikit.scoring.scorecard_reference import summarize
+
+    cards = [json.loads(p.read_text()) for p in sorted((tree / "results").glob("*/claims.json"))]
+    if not cards:
+        raise SystemExit(f"no results/*/claims.json under {tree}")
+    missing = sorted(set(paper_names()) - {c["paper"] for c in cards})
+    code, commit, dirty = cards_code(cards)
     # a partial run's figures cover the papers it has judged (a missing paper's finished jobs would
     # read as its time)
     runtime = run_time(tree, log, pauses, {c["paper"] for c in cards} if missing else None, heartbeats, aside)
@@ -514,19 +522,21 @@ def publish_scorecard(scale: str, tree: Path, log: Path | list[Path] | None = No
 
 def republish(scale: str, tree: Path, out: Path = PUBLISHED) -> dict:
     """A scale's snapshot judged again (`published_runs.rejudge`): its rows from the rejudged tree's
-    scorecards, its runs' commit and runtime kept (`made_by`, `runtime`: nothing trained), and the code
-    that judged them now (`judged_by`), named apart when it is not the runs' own."""
+    scorecards, its runs' commit and runtime kept (`made_by`, `runtime`: nothing trained; its code
+    hashes: the runs' modules as they ran, the judging code as it is now, so that only a change since
+    marks it stale), and the commit that judged them (`judged_by`), named apart when it is not the
+    runs' own."""
     from replikit.scoring.scorecard_reference import summarize
 
     path = out / f"scorecard-{scale}.json"
     old = json.loads(path.read_text())
     cards = [json.loads(p.read_text()) for p in sorted((tree / "results").glob("*/claims.json"))]
-    commits = sorted({(c.get("provenance") or {}).get("git_commit") for c in cards} - {None})
-    modules = sorted({CLAIMS_JOB} | {m for ms in paper_modules().values() for m in ms})
-    state = git_state()
-    snap = {**old, "papers": _claims(summarize(cards)["papers"], declarations(scale)),
-            "judged_by": {"commit": commits[0] if len(commits) == 1 else "several: " + ", ".join(commits),
-                          "dirty": bool(state.get("dirty")), "code": {m: code_hash(m) for m in modules},
+    judged = sorted({(c.get("provenance") or {}).get("git_commit") for c in cards} - {None})
+    code, _, _ = cards_code(cards)  # the runs' modules as they ran, the judging code as it is now
+    made = {**old["made_by"], "code": {**old["made_by"].get("code", {}), **code}}
+    snap = {**old, "made_by": made, "papers": _claims(summarize(cards)["papers"], declarations(scale)),
+            "judged_by": {"commit": judged[0] if len(judged) == 1 else "several: " + ", ".join(judged),
+                          "dirty": any(j.endswith("+dirty") for j in judged),
                           "how": f"python -m replikit.tools.publish rejudge {scale}"}}
     _write(path, snap)
     return snap
