@@ -194,3 +194,48 @@ def test_a_dataset_declared_in_the_config_is_registered_and_a_clash_named(monkey
     clash = config_errors({"papers": [], "data": {"datasets": {"mnist": entry}}})
     assert len(clash) == 1 and clash[0].startswith("config key 'data.datasets.mnist': dataset 'mnist' is "
                                                    "declared twice, differently (by replikit.data.datasets")
+
+
+def _blobs(tmp_path, monkeypatch, **declared):
+    """A 3-class .npz of 8x8 grey images declared as `blobs` (declaration fields overridden by
+    `declared`), prepared offline."""
+    from replikit.core.io import file_digest
+    from replikit.data import datasets
+
+    rng = np.random.default_rng(0)
+    npz = tmp_path / "store" / "blobs.npz"
+    npz.parent.mkdir(exist_ok=True)
+    np.savez(npz, x_train=rng.integers(0, 255, (12, 1, 8, 8), dtype=np.uint8), y_train=np.arange(12) % 3,
+             x_test=rng.integers(0, 255, (6, 1, 8, 8), dtype=np.uint8), y_test=np.arange(6) % 3,
+             classes=np.array(["a", "b", "c"]))
+    monkeypatch.setattr(datasets, "_REGISTRY", dict(datasets._REGISTRY))
+    monkeypatch.setattr(datasets, "_DECLARED_BY", dict(datasets._DECLARED_BY))
+    fields = {"sizes": (12, 6), "shape": (1, 8, 8), "n_classes": 3, **declared}
+    ds = datasets.register(datasets.Dataset("blobs", "Blobs", subset=("blobs.npz", file_digest(npz, "md5")),
+                                            **fields))
+    monkeypatch.setattr(data, "_reachable", lambda *a, **k: False)
+    return data.prepare("blobs", [str(tmp_path / "store")], tmp_path / "dl"), ds
+
+
+@pytest.mark.parametrize("declared, says", [
+    ({}, None),
+    ({"n_classes": 2}, "`n_classes` of dataset 'blobs' (config key data.datasets.blobs.n_classes, or its "
+                       "Dataset(...)) is 2, but the file holds labels 0 .. 2; fix: declare n_classes: 3"),
+    ({"shape": (3, 8, 8)}, "`shape` of dataset 'blobs' (config key data.datasets.blobs.shape, or its "
+                           "Dataset(...)) is [3, 8, 8], but the file's images are [1, 8, 8]"),
+    ({"sizes": (10, 6)}, "`sizes` of dataset 'blobs' (config key data.datasets.blobs.sizes, or its "
+                         "Dataset(...)) is [10, 6] (train, test), but the subset file holds [12, 6]"),
+])
+def test_a_file_that_disagrees_with_its_declaration_is_named_field_by_field(tmp_path, monkeypatch, declared,
+                                                                           says):
+    """Labels out of range, another image shape, more images than declared: each stops the prepare job
+    before anything is written, naming the declaration's field, the file's value and the fix."""
+    from replikit.data import validate
+
+    prepared, ds = _blobs(tmp_path, monkeypatch, **declared)
+    if says is None:
+        assert validate.mismatches(prepared, ds) == []
+        return
+    with pytest.raises(data.DataError, match="is not as declared; nothing was prepared") as e:
+        validate.check(prepared, ds)
+    assert says in str(e.value)

@@ -1,7 +1,8 @@
-"""Find or download a dataset and write canonical tensors + manifest."""
+"""Find or download a dataset, check it against its declaration (replikit.data.validate), and write
+canonical tensors + manifest."""
 
 from replikit.core.jobs import job
-from replikit.data import datasets
+from replikit.data import datasets, validate
 from replikit.data import prepare as data
 from replikit.papers.registry import get, register_config_datasets
 
@@ -12,5 +13,6 @@ with job(snakemake):  # noqa: F821
             get(paper)  # registers the datasets the enabled papers declare
     p = snakemake.params  # noqa: F821
     prepared = data.prepare(snakemake.wildcards.dataset, p.search_paths, p.download_dir, p.sources)  # noqa: F821
+    validate.check(prepared, datasets.get(snakemake.wildcards.dataset))  # noqa: F821  (before anything is written)
     manifest = data.save(prepared, snakemake.output.tensors, snakemake.output.manifest)  # noqa: F821
     print(manifest)
