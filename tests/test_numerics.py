@@ -88,7 +88,17 @@ def test_on_a_cpu_without_avx2_the_run_goes_on_unpinned_and_says_so(monkeypatch)
     numerics.pin_environment(environ)
     assert environ == {}
     monkeypatch.setattr(numerics, "kernel_level", lambda: "DEFAULT")
-    monkeypatch.setattr(numerics, "pinned", lambda: False)
-    assert numerics.kernels() == "DEFAULT, pins do not hold on this CPU"
+    assert numerics.kernels() == "DEFAULT, pins do not hold on this CPU" and not numerics.pinned()
     note = numerics.other_level_note(numerics.kernels(), 1)
     assert "another kernel level (DEFAULT, pins do not hold" in note
+
+
+@needs_avx2
+def test_another_vendors_cpu_is_marked_as_another_level(monkeypatch):
+    """MKL keeps its reproducible AVX2 branch for Intel CPUs: pinned weights on an emulated AMD EPYC
+    differed from an Intel CPU's (docs/measurements/2026-12-07-pinned-numerics), so the pins hold only
+    on Intel, and another vendor's results say so."""
+    assert numerics.kernels() == "AVX2" or numerics.cpu()["vendor"] != "GenuineIntel"
+    amd = {**numerics.cpu(), "vendor": "AuthenticAMD"}
+    monkeypatch.setattr(numerics, "cpu", lambda: amd)
+    assert numerics.kernels() == "AVX2, MKL unpinned on a non-Intel CPU" and not numerics.pinned()

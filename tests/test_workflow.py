@@ -182,8 +182,8 @@ def check_smoke_run(tmp_path: Path, args: list[str]) -> None:
         texts = [p.read_text() for p in (out / f"logs/{paper}/{stage}").rglob("*.log")]
         assert any("[progress] " in t and "ETA" in t for t in texts), paper
         # every job computed at the pinned kernels, and its runs' provenance says so (core.numerics)
-        if numerics.cpu()["avx2"]:
-            assert texts and all(f"kernels {numerics.PINNED_LEVEL} on " in t for t in texts), paper
+        assert texts and all(f"kernels {numerics.kernels()} on " in t for t in texts), paper
+        if numerics.pinned():
             card = json.loads((out / f"results/{paper}/claims.json").read_text())
             assert {g["kernels"] for g in card["provenance"]["runs"]} == {numerics.PINNED_LEVEL}, paper
         assert not any("\r" in t for t in texts), paper
@@ -192,11 +192,15 @@ def check_smoke_run(tmp_path: Path, args: list[str]) -> None:
     cards = [json.loads((out / f"results/{paper}/claims.json").read_text()) for paper in papers]
     reference = json.loads(REFERENCE.read_text())
     diff = compare(reference, summarize(cards))
-    assert not diff, ("the smoke scorecard differs from the committed reference "
-                      f"({REFERENCE.relative_to(ROOT)}); if the change is deliberate, update it with "
-                      "`python -m replikit.scoring.scorecard_reference write results/*/claims.json` "
-                      f"in a commit that says why; the reference's machine: {reference.get('machine')}; "
-                      f"this machine: {machine()}:\n" + "\n".join(diff))
+    # on a CPU where the pins do not hold (numerics.kernels), a difference may be the CPU's, not the
+    # code's: shown as an expected failure at the end of the test, never hidden, never passed as equal
+    other_level = [] if numerics.pinned() else diff
+    assert other_level or not diff, (
+        "the smoke scorecard differs from the committed reference "
+        f"({REFERENCE.relative_to(ROOT)}); if the change is deliberate, update it with "
+        "`python -m replikit.scoring.scorecard_reference write results/*/claims.json` "
+        f"in a commit that says why; the reference's machine: {reference.get('machine')}; "
+        f"this machine: {machine()}:\n" + "\n".join(diff))
 
     rerun = smk("-n", "--cores", "2", *args)
     assert rerun.returncode == 0 and "Nothing to be done" in rerun.stdout + rerun.stderr
@@ -242,3 +246,7 @@ def check_smoke_run(tmp_path: Path, args: list[str]) -> None:
     res = smk(*args, "--report", str(snakemake_report))
     assert res.returncode == 0, res.stderr[-3000:]
     assert snakemake_report.stat().st_size > 100_000
+    if other_level:
+        pytest.xfail(f"this CPU computes at another kernel level ({numerics.kernels()}) than the smoke "
+                     f"reference ({reference.get('machine')}), and its scorecard differs; rerun on an Intel "
+                     "x86-64 CPU with AVX2 to tell a code change from the CPU:\n" + "\n".join(other_level))

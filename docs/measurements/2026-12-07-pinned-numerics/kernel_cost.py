@@ -5,7 +5,7 @@ its variable once). Prints per setting the ms per step and a digest of the weigh
     python docs/measurements/2026-12-07-pinned-numerics/kernel_cost.py
     python docs/measurements/2026-12-07-pinned-numerics/kernel_cost.py --cpu EPYC-Rome pinned native
 
-KERNEL_COST_NETS (default "mlp cnn attention") picks the networks.
+KERNEL_COST_NETS (default: all six) picks the networks.
 With --cpu MODEL each setting runs under QEMU's user-mode emulation of that CPU (Debian's qemu-user):
 the libraries see its CPUID (another vendor, no AVX512), so the digests tell whether the pinned
 numbers depend on the CPU. Its times are the emulator's, not the CPU's.
@@ -56,9 +56,17 @@ nets = {
                         nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(64, 10)),
           lambda: torch.randn(64, 3, 32, 32), lambda: torch.randint(0, 10, (64,))),
   "attention": (Attn(), lambda: torch.randint(0, 64, (32, 64)), lambda: torch.randint(0, 64, (32, 64))),
+  # the same three at a size an emulated CPU trains in minutes
+  "mlp_small": (nn.Sequential(nn.Flatten(), nn.Linear(64, 48), nn.Tanh(), nn.Linear(48, 10)),
+                lambda: torch.randn(16, 1, 8, 8), lambda: torch.randint(0, 10, (16,))),
+  "cnn_small": (nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(),
+                              nn.Linear(8, 10)),
+                lambda: torch.randn(8, 3, 8, 8), lambda: torch.randint(0, 10, (8,))),
+  "attention_small": (Attn(d=16), lambda: torch.randint(0, 64, (4, 16)),
+                      lambda: torch.randint(0, 64, (4, 16))),
 }
 out = {"capability": str(torch.backends.cpu.get_cpu_capability())}
-chosen = os.environ.get("KERNEL_COST_NETS", "mlp cnn attention").split()
+chosen = os.environ.get("KERNEL_COST_NETS", "mlp cnn attention mlp_small cnn_small attention_small").split()
 for i, (name, (net, xs, ys)) in enumerate(nets.items()):
     if name not in chosen:
         continue

@@ -1,4 +1,4 @@
-"""Pinned numerics: the same kernels, so the same numbers, on every x86-64 CPU with AVX2.
+"""Pinned numerics: the same kernels, so the same numbers, on every Intel x86-64 CPU with AVX2.
 
 PyTorch picks its CPU kernels by the widest instruction set the CPU offers (AVX512 on one machine,
 AVX2 on another), and so do the libraries it calls (MKL for matrix products, oneDNN for
@@ -11,7 +11,8 @@ Snakemake's jobs inherit it from the workflow.
 
 `REPLIKIT_NUMERICS=native` lets each library pick its own kernels again (faster on some CPUs, and
 every result is then marked "computed at another kernel level"). On a CPU without AVX2, or not
-x86-64, the pins cannot hold: the run goes on, and its results are marked the same way.
+x86-64, the pins cannot hold, and on another vendor's CPU MKL ignores its pin: the run goes on, and
+its results are marked the same way (`kernels`).
 """
 
 from __future__ import annotations
@@ -99,19 +100,27 @@ def numpy_dispatch() -> str:
 
 
 def pinned() -> bool:
-    """Every library at the pinned level: pins wanted and set, torch at PINNED_LEVEL, and NumPy
-    dispatching nothing wider (it reads its variable when imported: a NumPy imported before
-    `replikit` is not pinned)."""
-    return pinning_wanted() and all(os.environ.get(k) == v for k, v in PINNED_ENV.items()) \
-        and kernel_level() == PINNED_LEVEL and numpy_dispatch() == PINNED_ENV["NPY_ENABLE_CPU_FEATURES"]
+    """Every library at the pinned level (`kernels` says PINNED_LEVEL)."""
+    return kernels() == PINNED_LEVEL
 
 
 def kernels() -> str:
-    """The kernel level a result is computed at: PINNED_LEVEL where every pin holds, else torch's
-    level and why it is not the pinned one (e.g. `AVX512, not pinned`)."""
-    if pinned():
-        return PINNED_LEVEL
-    return f"{kernel_level()}, " + ("not pinned" if not pinning_wanted() else "pins do not hold on this CPU")
+    """The kernel level a result is computed at: PINNED_LEVEL where every pin holds (pins wanted and
+    set, torch at PINNED_LEVEL, NumPy dispatching nothing wider, an Intel CPU), else torch's level and
+    why it is not the pinned one, e.g. `AVX512, not pinned`. MKL runs its reproducible AVX2 branch on
+    Intel CPUs only (Intel's documentation; on an emulated AMD EPYC the pinned weights differed from an
+    Intel CPU's, docs/measurements/2026-12-07-pinned-numerics), so another vendor's results are of
+    another level. NumPy reads its variable when imported: one imported before `replikit` is not
+    pinned."""
+    level = kernel_level()
+    if not pinning_wanted():
+        return f"{level}, not pinned"
+    if not (all(os.environ.get(k) == v for k, v in PINNED_ENV.items()) and level == PINNED_LEVEL
+            and numpy_dispatch() == PINNED_ENV["NPY_ENABLE_CPU_FEATURES"]):
+        return f"{level}, pins do not hold on this CPU"
+    if cpu()["vendor"] != "GenuineIntel":
+        return f"{level}, MKL unpinned on a non-Intel CPU"
+    return PINNED_LEVEL
 
 
 def record() -> dict:
