@@ -150,11 +150,19 @@ def _claims(papers: dict, declared: dict) -> dict:
             for p, claims in papers.items()}
 
 
+def _published_runtime(path: Path) -> dict | None:
+    """The runtime a published snapshot holds (its `timed_at` names the run it timed), kept when a
+    snapshot is published again without a run's tree: a time is not re-measured each time the claims
+    are judged again, and the documents say which run it was (docs.timed_at)."""
+    return json.loads(path.read_text()).get("runtime") if path.is_file() else None
+
+
 def publish_reference(out: Path = PUBLISHED, tree: Path | None = None, log: Path | None = None) -> dict:
     """The smoke snapshot from CI's committed reference: its verdicts and means, the commit whose code
     judged its claims (`claims_by`; for a reference written before it was recorded, the commit that
     last wrote the reference), and the code hashes of that commit; with `tree` (and `log`), what a
-    smoke run took, from its benchmark files (and its Snakemake log's wall time)."""
+    smoke run took, from its benchmark files (and its Snakemake log's wall time); without, the time the
+    published snapshot holds, naming the run it timed."""
     ref = json.loads(REFERENCE.read_text())
     judged = ref.get("claims_by", {})
     commit = judged.get("commit") or _git("log", "-1", "--format=%H", "--",
@@ -171,7 +179,8 @@ def publish_reference(out: Path = PUBLISHED, tree: Path | None = None, log: Path
                                 "*/claims.json && python -m replikit.tools.publish reference"),
                         "from": str(REFERENCE.relative_to(REPOSITORY))},
             "papers": _claims(ref["papers"], declarations("smoke")),
-            "runtime": run_time(tree, log) if tree else None}
+            "runtime": run_time(tree, log) if tree
+            else _published_runtime(out / f"scorecard-{ref['scale']}.json")}
     if ref.get("machine"):
         snap["machine"] = ref["machine"]
     _write(out / f"scorecard-{ref['scale']}.json", snap)
