@@ -176,12 +176,6 @@ BROKEN = {  # a mistake in the example -> (file, old, new, what the dry run must
                             ["paper 'new_paper'",
                              "figures['loss_vs_lr']: experiment_runs(cfg) declares no runs",
                              "fix: name the figure as its runs' key"]),
-    "figure with an empty run list": (MODULE, 'return {"loss_vs_lr": [Fit(lr) for lr in cfg["lrs"]]}',
-                                      'return {"loss_vs_lr": []}',
-                                      ["paper 'new_paper'",
-                                       "figures['loss_vs_lr']: experiment_runs(cfg) declares no runs for it "
-                                       "(its keys: 'loss_vs_lr'; its list is empty)",
-                                       "fix: name the figure as its runs' key"]),
     "config typo": (CONFIG, "  steps: 20\n", "  stepz: 20\n",
                     ["unknown config key 'new_paper.stepz' in config/papers/new_paper.yaml (block 'smoke')",
                      "did you mean 'new_paper.steps'?"]),

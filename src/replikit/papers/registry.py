@@ -45,13 +45,11 @@ def _name(func: object) -> str:
 def experiment_errors(paper: Paper, cfg: dict) -> list[str]:
     """Every figure of `paper` for which its experiments at config block `cfg` declare no runs (the
     figure's runs are `Runs.experiments(cfg)[figure name]`), as `field: problem; fix: ...`."""
-    experiments = paper.experiments(cfg)
-    keys = list(experiments)
+    keys = list(paper.experiments(cfg))
     return [f"figures[{fig.name!r}]: {_name(paper.runs.experiments)}(cfg) declares no runs for it (its "
-            f"keys: {', '.join(map(repr, keys)) or 'none'}"
-            + ("; its list is empty" if fig.name in keys else "")
-            + f"); fix: name the figure as its runs' key, or return {fig.name!r}: [...runs] from "
-            f"{_name(paper.runs.experiments)}" for fig in paper.figures if not experiments.get(fig.name)]
+            f"keys: {', '.join(map(repr, keys)) or 'none'}); fix: name the figure as its runs' key, or "
+            f"return {fig.name!r}: [...runs] from {_name(paper.runs.experiments)}" for fig in paper.figures
+            if fig.name not in keys]
 
 
 def check_experiments(paper: Paper, cfg: dict) -> Paper:
