@@ -103,3 +103,12 @@ def test_republishing_keeps_the_runs_commit_and_time_and_names_the_code_that_jud
     assert snap["judged_by"]["how"] == "python -m replikit.tools.publish rejudge smoke"
     later = {**snap, "judged_by": {**snap["judged_by"], "commit": "f" * 40}}
     assert "Its committed runs were judged again at commit ffffffffff" in docs.made_by_line(later, "x")
+
+
+def test_a_rejudge_never_deletes_a_folder_it_did_not_make(tmp_path):
+    precious = tmp_path / "results-of-mine"
+    precious.mkdir()
+    (precious / "claims.json").write_text("{}")
+    with pytest.raises(SystemExit, match="is not a rejudge's folder"):
+        pr.rejudge("smoke", precious, targets="claims")
+    assert (precious / "claims.json").read_text() == "{}"

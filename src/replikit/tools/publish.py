@@ -684,15 +684,16 @@ def main(argv: list[str] | None = None) -> int:
     rg.add_argument("--ladder", default="", help="a `ladder_<name>:` ladder's name")
     ru = sub.add_parser("runs", help="a finished run's per-run records, committed as "
                                      "docs/published/runs/SCALE.jsonl.gz (tools.published_runs)")
-    ru.add_argument("scale", choices=SCALES)
+    ru.add_argument("scale", choices=sorted(published_runs.CONFIGS))
     ru.add_argument("tree", type=Path, help="the run's output tree (holds results/)")
     rj = sub.add_parser("rejudge", help="judge a scale's committed runs again with today's code, redraw its "
                                         "figures and report, and publish its snapshot (trains nothing)")
-    rj.add_argument("scale", choices=SCALES)
+    rj.add_argument("scale", choices=sorted(published_runs.CONFIGS))
     rj.add_argument("--check", action="store_true", help="publish nothing: list the rows whose verdict, mean "
                     "or interval moved (exit 1 if any)")
     rj.add_argument("--work", type=Path, default=None, help="where to lay the runs out (default: "
-                    "scales/rejudge-SCALE/ here; replaced)")
+                    "scales/rejudge-SCALE/ here; a folder an earlier rejudge made is replaced, any other "
+                    "is refused)")
     args = ap.parse_args(argv)
     if args.action == "reference":
         publish_reference(tree=args.tree, log=args.log)

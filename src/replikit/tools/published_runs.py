@@ -36,6 +36,7 @@ KEPT = ("results/*/runs/**/*.json", "results/*/runs/**/*.csv", "results/benchmar
 WEIGHTS = (".pt", ".ckpt", ".pth", ".safetensors", ".npz", ".npy", ".bin")
 # The rules that judge and draw: a rejudge allows only these, so no job trains or prepares data.
 JUDGING_RULES = ("_claims", "_figure")
+MARK = ".replikit-rejudge"  # in a folder `rejudge` made, and may replace
 
 
 def archive_path(scale: str) -> Path:
@@ -121,7 +122,13 @@ def rejudge(scale: str, work: Path, targets: str = "all", cores: int = 2) -> Pat
     cfg = load_config(REPOSITORY / config, REPOSITORY / "workflow/schemas/config.schema.yaml")
     tree = work / cfg["outdir"]
     if work.exists():
+        if not (work / MARK).is_file():  # never delete a folder a rejudge did not make
+            raise SystemExit(f"{work} exists and is not a rejudge's folder (no {MARK} in it); fix: pass "
+                             "--work with a new folder, or remove it yourself")
         shutil.rmtree(work)
+    work.mkdir(parents=True)
+    (work / MARK).write_text(f"laid out by `python -m replikit.tools.publish rejudge {scale}`; "
+                             "the next rejudge replaces this folder\n")
     restore(scale, tree)
     wanted = ([f"{registry.get(p).results}/claims.json" for p in cfg["papers"]] if targets == "claims"
               else [])
