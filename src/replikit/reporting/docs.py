@@ -113,7 +113,8 @@ def machine_lines(snapshot: dict) -> list[str]:
     if not where:
         return []
     return [f"Computed on {where}. Every job pins its kernels (replikit.core.numerics), so another "
-            "x86-64 CPU with AVX2 computes the same numbers."]
+            "Intel x86-64 CPU with AVX2 computes the same numbers; another vendor's CPU is marked as of "
+            "another kernel level."]
 
 
 # ---------------------------------------------------------------- blocks
@@ -198,9 +199,10 @@ BOUND = re.compile(r"\s*[<>]=?\s*[-+]?[\d.]+(?:e[-+]?\d+)?$")
 
 def _evidence(part: dict) -> str:
     """A part's mean, with its interval and agreeing seeds where the snapshot holds them (snapshots from
-    before they did hold the mean only), e.g. `+0.033 [+0.028, +0.038], 5/5 seeds`."""
+    before they did hold the mean only; a rung's parts name the interval `ci_low`, `ci_high`), e.g.
+    `+0.033 [+0.028, +0.038], 5/5 seeds`."""
     text = _fmt_mean(part["mean"])
-    low, high = (part.get("ci") or [None, None])
+    low, high = part.get("ci") or [part.get("ci_low"), part.get("ci_high")]
     if low is not None and high is not None:
         text += f" [{_fmt_mean(low)}, {_fmt_mean(high)}]"
     if part.get("n_seeds"):
@@ -498,11 +500,8 @@ def _cell(row: dict | None) -> str:
 
 
 def _first_part(parts: dict | list) -> str:
-    part = next(iter(parts.values())) if isinstance(parts, dict) else parts[0]
-    low = part.get("ci_low", (part.get("ci") or [None])[0])
-    high = part.get("ci_high", (part.get("ci") or [None, None])[1])
-    interval = f" [{_fmt_mean(low)}, {_fmt_mean(high)}]" if low is not None and high is not None else ""
-    return _fmt_mean(part["mean"]) + interval
+    """The evidence of a row's first part (a scorecard's parts by label, a rung's as a list)."""
+    return _evidence(next(iter(parts.values())) if isinstance(parts, dict) else parts[0])
 
 
 def across_scales(snaps: dict) -> tuple[list[str], list[list[str]]]:

@@ -7,10 +7,11 @@ scorecards with it (tests/test_workflow.py) and fails on any changed verdict or 
 or part that appeared or vanished, and on a mean that moved by more than TOLERANCE, printing one
 line per difference.
 
-Every job computes at one pinned kernel level (replikit.core.numerics: AVX2 in PyTorch, MKL and
-oneDNN), so the smoke DAG gives the same numbers on every x86-64 CPU with AVX2, and one reference
-serves them all: the reference names the machine and kernel level it was written at, and the guard's
-message names this machine's, so a difference on another CPU is seen as one.
+Every job computes at one pinned kernel level (replikit.core.numerics: AVX2 in PyTorch, MKL, oneDNN
+and NumPy), so the smoke DAG gives the same numbers on every Intel x86-64 CPU with AVX2, and one
+reference serves them all: the reference names the machine and kernel level it was written at, and
+the guard's message names this machine's. Where the pins do not hold (another vendor's CPU, whose MKL
+ignores its pin), tests/test_workflow.py shows a difference as an expected failure.
 
 Updating the reference is a deliberate commit whose message says why:
 
@@ -163,7 +164,7 @@ def _compare_claim(where: str, ref: dict, cur: dict, tol: dict) -> list[str]:
 
 def machine() -> str:
     """This machine, as the reference names it: its CPU model and the kernel level its numbers were
-    computed at (replikit.core.numerics.kernels), e.g. `AMD EPYC 7B13, kernels AVX2`."""
+    computed at (replikit.core.numerics.kernels), e.g. `Intel(R) Xeon(R) Processor, kernels AVX2`."""
     from replikit.core import numerics
 
     return f"{numerics.cpu()['model']}, kernels {numerics.kernels()}"
