@@ -44,6 +44,15 @@ def test_a_batched_rule_lists_each_seeds_outputs_and_logs_once_per_run():
                                                  (4, stage("benign_memorization", "train").scratch))]
 
 
+def test_a_list_batches_the_papers_it_names_only():
+    listed = {"batch_seeds": ["benign_memorization"]}
+    bm, ih = registry.get("benign_memorization"), registry.get("induction_heads")
+    (rule,) = glue.stage_rules(bm, stage("benign_memorization", "train"), listed, [3, 4], [])
+    assert rule.seeds == (3, 4)
+    (rule,) = glue.stage_rules(ih, stage("induction_heads", "train"), listed, [3, 4], [])
+    assert rule.seeds is None
+
+
 def test_a_stage_without_seeds_is_not_batched():
     paper = registry.get("benign_memorization")
     (rule,) = glue.stage_rules(paper, stage("benign_memorization", "benchmark_training_loop"), BATCHED,

@@ -1,8 +1,8 @@
 """Rows shown on the seeds they had before the paper's seeds changed (issue 64): config key
-<paper>.earlier_seeds. Latent lookahead's default moved from seeds 0-4 to 5-9 with its maze settings
-unchanged, and that moved LL-3's verdict; both seed sets are shown, the headline stays 5-9's, and only
-the runs LL-3 and LL-6 read (the maze runs, and their falsifier's naked-single Sudoku runs) are trained at
-0-4. The smoke scale declares none.
+<paper>.earlier_seeds. Latent lookahead's default declared it from 2026-11-28 to 2026-12-07 (seeds 0-4
+for LL-3 and LL-6 beside the headline's 5-9); no scale declares it today, so these tests put that
+declaration back: both seed sets are shown, the headline stays the paper's seeds', and only the runs
+LL-3 and LL-6 read (the maze runs, and their falsifier's naked-single Sudoku runs) are trained at 0-4.
 """
 
 from __future__ import annotations
@@ -27,11 +27,19 @@ from tests.test_latent_lookahead import _final
 SCHEMA = ROOT / "workflow/schemas/config.schema.yaml"
 EARLIER_SEEDS, SEEDS = [0, 1, 2, 3, 4], [5, 6, 7, 8, 9]
 LL = "latent_lookahead"
+# Latent lookahead's declaration at the default of 2026-11-28 to 2026-12-07.
+DECLARATION = {"seeds": EARLIER_SEEDS, "claims": ["LL-3", "LL-6"],
+               "runs_with": ["task-maze", "task-sudoku4_singles"]}
 
 
 @pytest.fixture(scope="module")
 def scales() -> dict[str, dict]:
-    return {name: load_config(ROOT / f"config/{name}.yaml", SCHEMA) for name in ("config", "smoke", "paper")}
+    """The scales' configs; `config` (the default) with latent lookahead's earlier seeds declared."""
+    out = {name: load_config(ROOT / f"config/{name}.yaml", SCHEMA) for name in ("config", "smoke", "paper")}
+    for name in ("config", "smoke", "paper"):
+        assert glue.earlier_seeds(out[name], LL) is None, name
+    out["config"][LL]["earlier_seeds"] = copy.deepcopy(DECLARATION)
+    return out
 
 
 def _judged() -> list[dict]:
@@ -69,14 +77,14 @@ def test_the_docs_table_names_both_sets(tmp_path):
     assert "| T-1 | paper | replicated (seeds 5-9; earlier seeds 0-4: inconclusive) |" in table
 
 
-def test_latent_lookahead_trains_only_the_runs_ll3_and_ll6_read_at_the_earlier_seeds_at_default_only(scales):
+def test_latent_lookahead_trains_only_the_runs_ll3_and_ll6_read_at_the_earlier_seeds(scales):
     p, cfg = registry.get(LL), scales["config"][LL]
     earlier = glue.earlier_seeds(scales["config"], LL)
-    assert earlier == {"seeds": EARLIER_SEEDS, "claims": ["LL-3", "LL-6"],
-                       "runs_with": ["task-maze", "task-sudoku4_singles"]}
+    assert earlier == DECLARATION
     assert glue.earlier_seeds_errors(p, scales["config"]) == []
-    inputs = glue.claim_inputs(p, cfg, p.seeds(cfg, SEEDS), None, earlier)
-    assert {k: v for k, v in inputs.items() if not k.startswith(EARLIER)} == p.claim_inputs(cfg, SEEDS)
+    seeds = p.seeds(cfg, SEEDS)  # the default's own, 10-14
+    inputs = glue.claim_inputs(p, cfg, seeds, None, earlier)
+    assert {k: v for k, v in inputs.items() if not k.startswith(EARLIER)} == p.claim_inputs(cfg, seeds)
     runs = {f.split("/runs/")[1].split("/")[0] for f in inputs[EARLIER + "metrics"]}
     arms = ("lookahead_tau-4", "ntp_tau-0", "pause_tau-4")
     assert runs == {f"train_task-{task}_method-{m}_mask-bidir" for task in ("maze", "sudoku4_singles")
@@ -117,10 +125,10 @@ def test_earlier_seeds_change_the_config_of_no_run_and_are_no_deviation(scales):
 
 def test_earlier_seeds_errors_name_the_key_and_the_fix(scales):
     p, config = registry.get(LL), copy.deepcopy(scales["config"])
-    config[LL]["earlier_seeds"] = {"seeds": [4, 5], "claims": ["LL-3", "LL-9"], "runs_with": "task-nowhere"}
+    config[LL]["earlier_seeds"] = {"seeds": [4, 10], "claims": ["LL-3", "LL-9"], "runs_with": "task-nowhere"}
     config[LL]["fresh_seeds"] = {"seeds": [20], "claims": ["LL-3"]}
     errors = glue.earlier_seeds_errors(p, config)
-    assert any(f"{LL}.earlier_seeds.seeds" in e and "[5]" in e for e in errors), errors
+    assert any(f"{LL}.earlier_seeds.seeds" in e and "[10]" in e for e in errors), errors  # the default's
     assert any(f"{LL}.earlier_seeds.claims" in e and "LL-9" in e for e in errors), errors
     assert any("LL-3 also in 'latent_lookahead.fresh_seeds'" in e for e in errors), errors
     assert any(f"{LL}.earlier_seeds.runs_with" in e and "task-nowhere" in e for e in errors), errors

@@ -32,7 +32,6 @@ SEEN, FRESH_SEEDS, LATER = [0, 1, 2, 3, 4], [10, 11, 12, 13, 14], [20, 21, 22, 2
 # by seed set: seeds 20-24 for the rows whose margin rule was replaced after 10-14 had been seen too
 DECLARED = {"depthwise_transfer": [(FRESH_SEEDS, ["DT-1", "DT-3", "DT-4"])],
             "continual_learning": [(FRESH_SEEDS, ["CL-3", "CL-4", "CL-5"]), (LATER, ["CL-2"])],
-            "benign_memorization": [(FRESH_SEEDS, ["BM-6"])],
             "shaped_transformer": [(FRESH_SEEDS, ["ST-3"]), (LATER, ["ST-1"])],
             "super_consistency": [(LATER, ["SC-1", "SC-3"])]}
 STATS = {"ci_level": 0.9, "min_seeds": 5}
@@ -312,6 +311,6 @@ def test_seen_seeds_name_the_papers_claims(scales):
     smoke = scales["smoke"]
     assert all(glue.seen_seeds_errors(registry.get(n), smoke) == [] for n in smoke["papers"])
     assert {n: smoke[n]["seen_seeds"]["claims"] for n in smoke["papers"] if smoke[n].get("seen_seeds")} == {
-        "benign_memorization": ["BM-6"], "continual_learning": ["CL-2", "CL-3", "CL-4", "CL-5"],
+        "continual_learning": ["CL-2", "CL-3", "CL-4", "CL-5"],
         "depthwise_transfer": ["DT-1", "DT-3", "DT-4"], "shaped_transformer": ["ST-1", "ST-3"],
         "super_consistency": ["SC-1", "SC-3"]}

@@ -133,7 +133,9 @@ def test_a_jobs_seconds_leave_out_the_pauses_within_it(tmp_path):
     pauses.write_text("\n".join(json.dumps(e) for e in (
         {"paused": 100}, {"resumed": 200}, {"paused": 950}, {"resumed": 970}, {"paused": 990},
         {"resumed": 2000})) + "\n")
-    assert publish.benchmark_seconds(tmp_path)["p"] == {"jobs": 1, "job_s": 100.0, "cpu_s": 60.0}
+    expected = {"jobs": 1, "job_s": 100.0, "cpu_s": 60.0, "longest_s": 100.0,
+                "longest": "p/train/run/seed0.tsv"}
+    assert publish.benchmark_seconds(tmp_path)["p"] == expected
     assert publish.run_time(tmp_path, pauses=pauses)["per_paper"]["p"]["job_s"] == 70.0
 
 
@@ -329,7 +331,9 @@ def test_a_job_resumed_over_calls_counts_every_part_its_record_names(tmp_path):
     assert spans == {bench: [(_at(100), _at(130))]}
     pauses = _pauses(tmp_path / "p.jsonl", (_at(120), _at(125)))
     rt = publish.run_time(tmp_path, logs, pauses, heartbeats=beats)
-    assert rt["per_paper"]["p"] == {"jobs": 1, "job_s": 600 + 25 * 60.0, "cpu_s": 590.0, "earlier_parts": 1}
+    assert rt["per_paper"]["p"] == {"jobs": 1, "job_s": 600 + 25 * 60.0, "cpu_s": 590.0, "earlier_parts": 1,
+                                    "longest_s": 600 + 25 * 60.0, "longest": str(Path(bench).relative_to(
+                                        "logs/benchmarks"))}
     assert rt["earlier_parts"] == 1
     (tmp_path / out).write_text(json.dumps({"elapsed_s": 600.0, "parts": 1}))  # started afresh: no part
     assert publish.earlier_parts(tmp_path, logs, beats) == {}

@@ -89,10 +89,12 @@ class StageRule:
         return own if self.only is None else {**own, "seed": "|".join(str(s) for s in self.only)}
 
 
-def batch_seeds(config: dict) -> bool:
-    """Config key `batch_seeds`: one job per run for all the paper's seeds (saves a process start and
-    the imports per seed, most of a small job's time; a failing seed fails the whole job)."""
-    return bool(config.get("batch_seeds"))
+def batch_seeds(config: dict, paper: str) -> bool:
+    """Config key `batch_seeds` (true, or a list of papers): one job per run for all of `paper`'s seeds
+    (saves a process start and the imports per seed, most of a small job's time; a failing seed fails
+    the whole job)."""
+    value = config.get("batch_seeds")
+    return paper in value if isinstance(value, list) else bool(value)
 
 
 def stage_rules(paper: Paper, stage: Stage, config: dict, seeds: list[int],
@@ -101,7 +103,7 @@ def stage_rules(paper: Paper, stage: Stage, config: dict, seeds: list[int],
     outputs have a seed, one job per run for `seeds`, plus a per-seed rule for the `extra` seeds
     (fresh and earlier seeds) where there are any."""
     name = f"{paper.prefix}_{stage.name}"
-    if not batch_seeds(config) or not all(SEED in v for v in stage.outputs.values()):
+    if not batch_seeds(config, paper.name) or not all(SEED in v for v in stage.outputs.values()):
         return [StageRule(name, stage, None)]
     rest = tuple(sorted(set(extra) - set(seeds)))
     own = [StageRule(name, stage, tuple(seeds))]

@@ -16,7 +16,8 @@ FIXED = (  # the workflow's own rules: name, file, what it runs
     ("prepare_dataset", "workflow/rules/data.smk",
      "`replikit.data.prepare.prepare` (workflow/scripts/prepare_dataset.py)"),
     ("cost_plan", "workflow/rules/report.smk",
-     "`replikit.plan.bill` (workflow/scripts/cost_plan.py), where config key report.cost_plan is true"),
+     "`replikit.plan.bill` (workflow/scripts/cost_plan.py); its own target, in `all` where config key "
+     "report.cost_plan is true"),
     ("report", "workflow/rules/report.smk",
      "`replikit.reporting.report.load_inputs` and `render` (workflow/scripts/report.py)"),
     ("all", "Snakefile", "every paper's figures, scorecard and benchmark records, and the report"),
@@ -35,9 +36,9 @@ def index() -> str:
     lines = ["# Rules", "", "Every rule of the workflow and the code that computes it. A paper's rules are",
              "generated from its declaration (`workflow/rules/papers.smk`): one per stage",
              "(`<prefix>_<stage>`, one job per run and seed; with config key `batch_seeds`, as at the",
-             "smoke scale, one job per run for all the paper's seeds, and `<prefix>_<stage>_seed` for each",
-             "fresh or earlier seed), one figure rule (`<prefix>_figure`, one job per figure) and one",
-             "claims rule (`<prefix>_claims`). Regenerate with",
+             "smoke and default scales, one job per run for all the paper's seeds, and",
+             "`<prefix>_<stage>_seed` for each fresh or earlier seed), one figure rule (`<prefix>_figure`,",
+             "one job per figure) and one claims rule (`<prefix>_claims`). Regenerate with",
              "`python -m replikit.papers.rule_index > docs/rules.md`.",
              "", "| rule | declared in | computed by |", "|---|---|---|"]
     lines += [f"| `{name}` | `{where}` | {what} |" for name, where, what in FIXED]

@@ -199,7 +199,8 @@ def benchmark_seconds(tree: Path, paused: list[tuple[dt.datetime, dt.datetime]] 
     attempt only; `earlier` (earlier_parts, by the file's path in the tree) adds the spans of the
     attempts a resumed job went on from, less the pauses, and counts them (`earlier_parts`; their
     CPU seconds are not known). A job that ended within one of the `aside` spans (side calls, made
-    while the run was paused) ran during the pause, so none of its time is left out."""
+    while the run was paused) ran during the pause, so none of its time is left out. `longest_s` and
+    `longest` are the paper's longest job (its wall seconds, its benchmark file under the folder)."""
     out: dict[str, dict[str, float]] = collections.defaultdict(
         lambda: {"jobs": 0, "job_s": 0.0, "cpu_s": 0.0})
     root = tree / "logs" / "benchmarks"
@@ -211,13 +212,16 @@ def benchmark_seconds(tree: Path, paused: list[tuple[dt.datetime, dt.datetime]] 
         group["jobs"] += 1
         seconds = float(rows[-1]["s"])
         gone = 0.0 if ended_within(path, aside or []) else paused_within(path, seconds, paused or [])
-        group["job_s"] += seconds - gone
+        job_s = seconds - gone
         group["cpu_s"] += float(rows[-1].get("cpu_time") or 0.0)
         for span in (earlier or {}).get(str(path.relative_to(tree)), []):
-            gone = sum(_overlap(span, p) for p in paused or [])
-            group["job_s"] += (span[1] - span[0]).total_seconds() - gone
+            job_s += (span[1] - span[0]).total_seconds() - sum(_overlap(span, p) for p in paused or [])
             group["earlier_parts"] = group.get("earlier_parts", 0) + 1
-    return {k: {**v, "job_s": round(v["job_s"], 1), "cpu_s": round(v["cpu_s"], 1)} for k, v in out.items()}
+        group["job_s"] += job_s
+        if job_s > group.get("longest_s", -1.0):
+            group["longest_s"], group["longest"] = job_s, str(path.relative_to(root))
+    return {k: {**v, "job_s": round(v["job_s"], 1), "cpu_s": round(v["cpu_s"], 1),
+                "longest_s": round(v["longest_s"], 1)} for k, v in out.items()}
 
 
 def paused_within(benchmark: Path, seconds: float, paused: list[tuple[dt.datetime, dt.datetime]]) -> float:
