@@ -1,6 +1,6 @@
 """The figure audit (issue 37): every figure of every paper, drawn from stored smoke results
-(tests/figure_audit/runs, seeds 0-2) through its paper's own `load_results`, as the figure rule draws
-it, and checked on its matplotlib artists:
+(tests/figure_audit/runs, each paper's first three smoke seeds) through its paper's own
+`load_results`, as the figure rule draws it, and checked on its matplotlib artists:
 
 - one colour means one thing: within a figure, legend entries of one colour name the same level
   (one label contains the other, e.g. "crop_flip" and "SGD (MAP), crop_flip"), and a label keeps its
@@ -40,7 +40,8 @@ def stored(paper: str, name: str) -> tuple[dict, list]:
         files = [str(f) for f in figure_files(paper, name, SMOKE, STORE)]
         assert files and all(Path(f).exists() for f in files), (
             f"stored results missing for {paper}/{name}; fix: run the paper at smoke, `snakemake --cores 2 "
-            f"--configfile config/smoke.yaml --config 'papers=[{paper}]'`, then store seeds 0-2 of its runs: "
+            f"--configfile config/smoke.yaml --config 'papers=[{paper}]'`, then store its first three "
+            "seeds' runs: "
             f"`python -m tests.figure_audit.store scales/smoke/results`, and check it: "
             f"`python -m replikit.tools.paper_check {paper}`")
         _LOADED[paper, name] = p.load_results({p.figure(name).reads: files})

@@ -134,7 +134,8 @@ def test_a_jobs_seconds_leave_out_the_pauses_within_it(tmp_path):
         {"paused": 100}, {"resumed": 200}, {"paused": 950}, {"resumed": 970}, {"paused": 990},
         {"resumed": 2000})) + "\n")
     expected = {"jobs": 1, "job_s": 100.0, "cpu_s": 60.0, "longest_s": 100.0,
-                "longest": "p/train/run/seed0.tsv"}
+                "longest": "p/train/run/seed0.tsv", "stage_cpu_s": {"train": 60.0},
+                "stage_longest_s": {"train": 100.0}}
     assert publish.benchmark_seconds(tmp_path)["p"] == expected
     assert publish.run_time(tmp_path, pauses=pauses)["per_paper"]["p"]["job_s"] == 70.0
 
@@ -333,7 +334,8 @@ def test_a_job_resumed_over_calls_counts_every_part_its_record_names(tmp_path):
     rt = publish.run_time(tmp_path, logs, pauses, heartbeats=beats)
     assert rt["per_paper"]["p"] == {"jobs": 1, "job_s": 600 + 25 * 60.0, "cpu_s": 590.0, "earlier_parts": 1,
                                     "longest_s": 600 + 25 * 60.0, "longest": str(Path(bench).relative_to(
-                                        "logs/benchmarks"))}
+                                        "logs/benchmarks")), "stage_cpu_s": {"train": 590.0},
+                                    "stage_longest_s": {"train": 600 + 25 * 60.0}}
     assert rt["earlier_parts"] == 1
     (tmp_path / out).write_text(json.dumps({"elapsed_s": 600.0, "parts": 1}))  # started afresh: no part
     assert publish.earlier_parts(tmp_path, logs, beats) == {}
@@ -375,3 +377,32 @@ def test_a_restart_ends_the_call_before_it_even_when_its_first_beats_come_first(
     assert publish.calls_wall([first, second], heartbeats=beats)["wall_s"] == (50 + 30) * 60.0
     beats.write_text("\n".join(json.dumps(x) for x in lines[:3]) + "\n")  # without the mark: stretched
     assert publish.calls_wall([first, second], heartbeats=beats)["wall_s"] == (199 + 30) * 60.0
+
+
+def test_the_predicted_wall_is_bounded_by_the_longest_chain_and_the_shared_work():
+    """Two papers: induction heads' chain is its training's longest job then its figure's (600 + 60 s),
+    the datasets' (30 s) come before every chain; 4,000 job-seconds in all. On 2 cores the work shared
+    evenly bounds it (2,000 s); on 16 the chain does (690 s); at most their sum."""
+    per = {"data": {"job_s": 30.0, "stage_longest_s": {"cifar10": 30.0}},
+           "induction_heads": {"job_s": 1970.0, "stage_longest_s": {"train": 600.0, "figure": 60.0}},
+           "rank_collapse": {"job_s": 2000.0, "stage_longest_s": {"train": 200.0}}}
+    assert publish.critical_path(per) == 690.0
+    assert publish.predicted_wall(per, 2) == [2000.0, 2690.0]
+    assert publish.predicted_wall(per, 16) == [690.0, 940.0]
+
+
+def test_the_default_cost_table_rates_training_against_the_cpus_peak():
+    """A paper's training GFLOP/s: the plan's training FLOPs over its training stage's CPU seconds,
+    and that as a share of the peak the plan measured; a paper the plan does not price reads "-"."""
+    from replikit.reporting import docs
+
+    per = {"rank_collapse": {"jobs": 12, "cpu_s": 7200.0, "longest_s": 120.0, "train_cpu_s": 5000.0},
+           "data": {"jobs": 2, "cpu_s": 60.0, "longest_s": 40.0}}
+    snaps = {"scorecard-default": {"runtime": {"per_paper": per}},
+             "plan-config": {"papers": {"rank_collapse": {"pflop": 0.05}}, "cpu_peak_flops": 1e11,
+                             "made_by": {"how": "python -m replikit.tools.publish plan config/config.yaml"}}}
+    table = docs.block_default_cost(snaps)
+    assert "| rank_collapse | 12 | 2.00 | 2.0 | 0.050 | 10.00 | 10.0% |" in table
+    assert "| data | 2 | 0.02 | 0.7 | - | - | - |" in table
+    assert "100.0 GFLOP/s" in table
+    assert docs.block_default_cost({}).startswith("No published default run")

@@ -1,7 +1,7 @@
 """The stored smoke results that the figure audit draws from (tests/figure_audit/runs/results/<paper>/...).
 
 `python -m tests.figure_audit.store RESULTS_DIR` copies, from a finished smoke run's `results/` folder,
-the per-run files that every figure of every paper reads, for seeds 0-2 (three seeds: intervals and
+the per-run files that every figure of every paper reads, for its first three smoke seeds (intervals and
 all; small enough to commit), with their `computed_by` stamps dropped. The audit then draws each figure
 through its paper's own `load_results`, as the figure rule does.
 """
@@ -25,8 +25,8 @@ def smoke_config() -> dict:
 
 
 def figure_files(paper: str, figure: str, cfg: dict, root: Path) -> list[Path]:
-    """The stored (or, with another root, the smoke run's) files one figure reads: seeds 0-2, or the
-    paper's own seeds where it sets fewer (latent lookahead runs one at smoke)."""
+    """The stored (or, with another root, the smoke run's) files one figure reads: its first three
+    seeds, or the paper's own seeds where it sets fewer (latent lookahead runs one at smoke)."""
     p = get(paper)
     fig = p.figure(figure)
     seeds = p.seeds(cfg[paper], SEEDS)[:len(SEEDS)]

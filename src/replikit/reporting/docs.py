@@ -286,7 +286,8 @@ def _hours(h: float) -> str:
 def block_plan_total(snaps: dict) -> str:
     plan = snaps["plan-paper"]
     t = plan["total"]
-    return (f"The paper scale is priced at **{_hours(t['h100_h'])} H100-hours** in all: {t['jobs']:,} "
+    return (f"The paper scale is priced at **{_hours(t['h100_h'])} H100-hours** in all "
+            f"({t['h100_h'] / 24:,.1f} days on one H100, one job after another): {t['jobs']:,} "
             f"training jobs of all {len(plan['papers'])} papers, {t['pflop']:,.1f} PFLOP "
             f"(`python -m replikit.plan {plan['config']}`), predicted by its FLOP and launch model. The few "
             "real steps measured on a lent H200 ran slower than predicted, so it is likely an underestimate "
@@ -357,8 +358,8 @@ def block_runtimes(snaps: dict) -> str:
             calls += aside_words(rt)
             lines.append(f"- **{scale}**: {_minutes(rt['wall_s'])} end to end{calls} ({rt['jobs']:,} jobs, "
                          f"{rt['job_s'] / 3600:,.2f} job-hours{_longest_paper(rt, snap)}{resumed})"
-                         f"{machine_words(rt)}"
-                         f"{timed_at(snap)}. " + made_by_line(snap, snap["made_by"]["how"]))
+                         f"{machine_words(rt)}{timed_at(snap)}.{predicted_words(rt)} "
+                         + made_by_line(snap, snap["made_by"]["how"]))
         elif rt:
             finished = " of the finished papers" if snap.get("missing_papers") else ""
             lines.append(f"- **{scale}**: not yet timed end to end; the {rt['jobs']:,} jobs{finished} took "
@@ -368,6 +369,17 @@ def block_runtimes(snaps: dict) -> str:
         else:
             lines.append(f"- **{scale}**: not yet timed end to end in a published run.")
     return "\n".join(lines)
+
+
+def predicted_words(runtime: dict) -> str:
+    """" Predicted from its jobs' times: 2 cores 50-70 min, 8 cores ..." (publish.predicted_wall: at
+    least the longest chain and the work shared evenly, at most their sum); "" without them."""
+    walls = runtime.get("predicted_wall_s")
+    if not walls:
+        return ""
+    return (" Predicted from its jobs' times, between the longest chain of jobs and the work shared "
+            "evenly (and their sum): " + ", ".join(f"{c} cores {lo / 60:,.0f}-{hi / 60:,.0f} min"
+                                                 for c, (lo, hi) in walls.items()) + ".")
 
 
 def resumed_words(runtime: dict) -> str:
@@ -423,6 +435,37 @@ def _longest_paper(runtime: dict, snap: dict) -> str:
     if name != "induction_heads" and "induction_heads" in per:
         text += f" and induction_heads {per['induction_heads']['job_s'] / 3600:,.2f}"
     return text
+
+
+def block_default_cost(snaps: dict) -> str:
+    """Per paper, what the published default run cost (its jobs' CPU-hours, the longest job) and how
+    fast its training jobs computed: the plan's training FLOPs at the default (plan-config) over the
+    CPU seconds of the stage the plan prices (`train_cpu_s`), against the CPU's one-thread matmul peak
+    the plan measured. The training jobs' time also holds evaluation and start-up, so the rate is a
+    floor on the step's."""
+    run = (snaps.get("scorecard-default") or {}).get("runtime") or {}
+    per = run.get("per_paper") or {}
+    plan = snaps.get("plan-config") or {}
+    peak = plan.get("cpu_peak_flops")
+    if not per or "longest_s" not in next(iter(per.values())):
+        return "No published default run records its jobs' longest time yet."
+    lines = ["| paper | jobs | CPU-hours | longest job (min) | training PFLOP (plan) | training GFLOP/s | "
+             "of the CPU's peak |", "|---|---|---|---|---|---|---|"]
+    for name in sorted(per):
+        r = per[name]
+        flop = (plan.get("papers") or {}).get(name, {}).get("pflop")
+        train_s = r.get("train_cpu_s")
+        rate = flop * 1e15 / train_s if flop is not None and train_s else None
+        lines.append(f"| {name} | {r['jobs']} | {r['cpu_s'] / 3600:,.2f} | {r['longest_s'] / 60:,.1f} | "
+                     + (f"{flop:,.3f}" if flop is not None else "-") + " | "
+                     + (f"{rate / 1e9:,.2f}" if rate else "-") + " | "
+                     + (f"{rate / peak:.1%}" if rate and peak else "-") + " |")
+    lines.append("")
+    lines.append("The CPU's peak: " + (f"{peak / 1e9:,.1f} GFLOP/s (fp32 matmul, one thread, measured by "
+                                       f"`{plan['made_by']['how']}`)" if peak else "not yet measured")
+                  + ". Training FLOPs count the training steps only; their time also holds evaluation "
+                  "and each job's start-up, so the rate is a floor.")
+    return "\n".join(lines)
 
 
 def _rungs() -> list[dict]:
@@ -607,6 +650,7 @@ BLOCKS: dict[str, Callable[[dict], str]] = {
     "longest-job": block_longest_job,
     "preflight-jobs": block_preflight_jobs,
     "runtimes": block_runtimes,
+    "default-cost": block_default_cost,
     "ladder-rungs": block_ladder_rungs,
     "margins": block_margins,
     "published-runs": block_published_runs,

@@ -200,7 +200,9 @@ def benchmark_seconds(tree: Path, paused: list[tuple[dt.datetime, dt.datetime]] 
     attempts a resumed job went on from, less the pauses, and counts them (`earlier_parts`; their
     CPU seconds are not known). A job that ended within one of the `aside` spans (side calls, made
     while the run was paused) ran during the pause, so none of its time is left out. `longest_s` and
-    `longest` are the paper's longest job (its wall seconds, its benchmark file under the folder)."""
+    `longest` are the paper's longest job (its wall seconds, its benchmark file under the folder);
+    `stage_cpu_s` its CPU seconds per stage (the folder below the paper's), and `train_cpu_s` those of
+    the stage the plan prices (`plan.bill.priced_stage`: its training)."""
     out: dict[str, dict[str, float]] = collections.defaultdict(
         lambda: {"jobs": 0, "job_s": 0.0, "cpu_s": 0.0})
     root = tree / "logs" / "benchmarks"
@@ -213,15 +215,37 @@ def benchmark_seconds(tree: Path, paused: list[tuple[dt.datetime, dt.datetime]] 
         seconds = float(rows[-1]["s"])
         gone = 0.0 if ended_within(path, aside or []) else paused_within(path, seconds, paused or [])
         job_s = seconds - gone
-        group["cpu_s"] += float(rows[-1].get("cpu_time") or 0.0)
+        cpu = float(rows[-1].get("cpu_time") or 0.0)
+        group["cpu_s"] += cpu
+        stage = path.relative_to(root).parts[1] if len(path.relative_to(root).parts) > 2 else ""
+        group.setdefault("stage_cpu_s", {}).setdefault(stage, 0.0)
+        group["stage_cpu_s"][stage] += cpu
         for span in (earlier or {}).get(str(path.relative_to(tree)), []):
             job_s += (span[1] - span[0]).total_seconds() - sum(_overlap(span, p) for p in paused or [])
             group["earlier_parts"] = group.get("earlier_parts", 0) + 1
         group["job_s"] += job_s
+        longest = group.setdefault("stage_longest_s", {})
+        longest[stage] = max(longest.get(stage, 0.0), job_s)
         if job_s > group.get("longest_s", -1.0):
             group["longest_s"], group["longest"] = job_s, str(path.relative_to(root))
+    for name, group in out.items():
+        if (stage := _priced_stage(name)) is not None:
+            group["train_cpu_s"] = group["stage_cpu_s"].get(stage, 0.0)
     return {k: {**v, "job_s": round(v["job_s"], 1), "cpu_s": round(v["cpu_s"], 1),
-                "longest_s": round(v["longest_s"], 1)} for k, v in out.items()}
+                "longest_s": round(v["longest_s"], 1),
+                "stage_cpu_s": {st: round(c, 1) for st, c in v["stage_cpu_s"].items()},
+                "stage_longest_s": {st: round(c, 1) for st, c in v["stage_longest_s"].items()},
+                **({"train_cpu_s": round(v["train_cpu_s"], 1)} if "train_cpu_s" in v else {})}
+            for k, v in out.items()}
+
+
+def _priced_stage(name: str) -> str | None:
+    """The stage whose jobs the plan prices for paper `name` (its training); None for another folder."""
+    from replikit.papers import paper_names
+    from replikit.papers.registry import get
+    from replikit.plan.bill import priced_stage
+
+    return priced_stage(get(name)).name if name in paper_names() else None
 
 
 def paused_within(benchmark: Path, seconds: float, paused: list[tuple[dt.datetime, dt.datetime]]) -> float:
@@ -432,11 +456,35 @@ def run_time(tree: Path, log: Path | list[Path] | None = None, pauses: Path | No
     if wall.get("calls") == 1 and not wall["paused_s"] and not wall.get("heartbeat_s"):
         wall = {"wall_s": wall["wall_s"]}  # one call, never paused: as before
     return {"per_paper": per_paper, "jobs": sum(v["jobs"] for v in per_paper.values()),
+            "predicted_wall_s": {str(c): predicted_wall(per_paper, c) for c in PREDICTED_CORES},
             "job_s": round(sum(v["job_s"] for v in per_paper.values()), 1),
             "cpu_s": round(sum(v["cpu_s"] for v in per_paper.values()), 1),
             **({"earlier_parts": sum(v.get("earlier_parts", 0) for v in per_paper.values())} if logs else {}),
             **wall, **(aside_calls(aside_spans) if aside else {}),
             "timed_at": runs_commit(tree), **machine_time(tree, logs, papers, heartbeats)}
+
+
+PREDICTED_CORES = (2, 8, 16)
+
+
+def critical_path(per_paper: dict[str, dict]) -> float:
+    """A bound on the run's longest chain of jobs from its jobs' times: each paper's stages run one
+    after another (the sum of each stage's longest job), the longest paper's chain, plus the longest
+    job of every folder that is no paper's (the datasets before, the report after)."""
+    from replikit.papers import paper_names
+
+    chains = {k: sum(v.get("stage_longest_s", {}).values()) for k, v in per_paper.items()}
+    papers = set(paper_names())
+    return (max((c for k, c in chains.items() if k in papers), default=0.0)
+            + sum(c for k, c in chains.items() if k not in papers))
+
+
+def predicted_wall(per_paper: dict[str, dict], cores: int) -> list[float]:
+    """The wall seconds a run of these jobs takes on `cores` one-thread jobs, as [low, high]: at
+    least the longest chain and the job seconds shared evenly; at most their sum (a greedy
+    scheduler's bound)."""
+    path, work = critical_path(per_paper), sum(v["job_s"] for v in per_paper.values()) / cores
+    return [round(max(path, work), 1), round(path + work, 1)]
 
 
 CORES = re.compile(r"^Provided cores: (\d+)$", re.M)
@@ -589,9 +637,16 @@ def publish_plan(config: str, plan_json: Path | None = None, made_at: str | None
             else {**git_state(), "code": {m: code_hash(m) for m in modules}})
     snap = {"kind": "plan", "config": config, "accelerator": "H100",
             "made_by": {**made, "how": f"python -m replikit.tools.publish plan {config}"},
-            "papers": papers, "total": total}
+            "papers": papers, "total": total, "cpu_peak_flops": round(_cpu_peak())}
     _write(out / f"plan-{Path(config).stem}.json", snap)
     return snap
+
+
+def _cpu_peak() -> float:
+    """This CPU's fp32 matmul FLOP/s on one thread, as the plan measures it (its CPU hours' peak)."""
+    from replikit.methods.step_cost import cpu_matmul_flops
+
+    return cpu_matmul_flops()
 
 
 def publish_dag(config: str, out: Path = PUBLISHED) -> dict:
