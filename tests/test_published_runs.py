@@ -56,6 +56,16 @@ def test_the_committed_smoke_runs_judged_again_give_the_published_snapshot(rejud
     assert not moved, pr.report("smoke", moved)
 
 
+@pytest.mark.parametrize("scale", [s for s in WITH_RUNS if s != "smoke"])
+def test_the_committed_runs_of_every_other_published_scale_judged_again_give_its_snapshot(scale, tmp_path):
+    """The same check for the default (and any other scale whose runs are committed): its scorecards
+    judged again from its committed runs, nothing trained, equal the published snapshot's."""
+    tree = pr.rejudge(scale, tmp_path / "work", targets="claims")
+    assert not list(tree.glob("logs/*/train*/**/*.log"))
+    moved = pr.moved_rows(scale, tree)
+    assert not moved, pr.report(scale, moved)
+
+
 def test_a_row_that_moves_is_named_with_the_command_that_republishes(rejudged_smoke, capsys):
     """A scoring change that moves a row, seen as a snapshot that no longer matches the rejudged runs."""
     snap = json.loads((PUBLISHED / "scorecard-smoke.json").read_text())
