@@ -406,3 +406,10 @@ def test_the_default_cost_table_rates_training_against_the_cpus_peak():
     assert "| data | 2 | 0.02 | 0.7 | - | - | - |" in table
     assert "100.0 GFLOP/s" in table
     assert docs.block_default_cost({}).startswith("No published default run")
+
+
+def test_a_benchmark_file_at_the_top_is_named_by_its_stem(tmp_path):
+    """The report's benchmark file sits beside the papers' folders: its group reads `report`."""
+    (tmp_path / "logs/benchmarks").mkdir(parents=True)
+    (tmp_path / "logs/benchmarks/report.tsv").write_text("s\th:m:s\tcpu_time\n5.0\t0:00:05\t4.0\n")
+    assert list(publish.benchmark_seconds(tmp_path)) == ["report"]

@@ -210,7 +210,7 @@ def benchmark_seconds(tree: Path, paused: list[tuple[dt.datetime, dt.datetime]] 
         rows = list(csv.DictReader(path.open(), delimiter="\t"))
         if not rows:
             continue
-        group = out[path.relative_to(root).parts[0]]
+        group = out[Path(path.relative_to(root).parts[0]).stem]  # a file at the top (the report's): its stem
         group["jobs"] += 1
         seconds = float(rows[-1]["s"])
         gone = 0.0 if ended_within(path, aside or []) else paused_within(path, seconds, paused or [])
