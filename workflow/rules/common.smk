@@ -5,6 +5,7 @@ from replikit.scoring.fidelity import paper_settings
 from replikit.papers.registry import check_experiments, code_hashes, config_errors, get
 from replikit.reporting.provenance import code_hash
 from replikit.papers.interface import dataset_files
+from replikit.plan.schedule import priority, stage_seconds
 from replikit.papers.glue import (
     claim_inputs,
     earlier_seeds,
@@ -19,6 +20,8 @@ from replikit.papers.glue import (
 
 SEEDS = config["seeds"]
 SCALE = config["scale"]
+# Each stage's longest job in the scale's published run: the longest start first (replikit.plan.schedule).
+STAGE_SECONDS = stage_seconds(ROOT.joinpath("docs", "published"), SCALE)
 # What a figure's banner calls its settings: the scale, and the ladder rung when these are one's.
 SCALE_SHOWN = SCALE + (f" + ladder rung {config['ladder_rung']}" if config.get("ladder_rung") else "")
 # The enabled papers' declarations (replikit.papers.interface), imported and checked here (only

@@ -30,6 +30,8 @@ for paper in PAPERS:
                 benchmark:
                     f"logs/benchmarks/{sr.log(P)}.tsv"
                 threads: config["threads"] if stage.threads else 1
+                # the longest jobs first, as the scale's published run timed them (a per-seed job: its share)
+                priority: priority(STAGE_SECONDS, P, stage.name, 1 / len(P_SEEDS) if sr.only else 1)
                 resources:
                     **stage_resources(paper, stage, PCFG, len(sr.seeds or [0])),
                 conda:
