@@ -32,6 +32,7 @@ ALLOWED = {
 def _recorded(tree: ast.AST) -> set[int]:
     """ids of the string nodes that are docstrings, defaults or records."""
     ok: set[int] = set()
+    named: set[str] = set()
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
         if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
@@ -52,6 +53,12 @@ def _recorded(tree: ast.AST) -> set[int]:
             args = [a for i, a in enumerate(node.args) if i in positions]
             args += [k.value for k in node.keywords if k.arg in keywords]
             ok |= {id(n) for a in args for n in ast.walk(a)}
+            named |= {n.id for a in args for n in ast.walk(a) if isinstance(n, ast.Name)}
+    # a module constant that a record reads (e.g. `why=CPE7_WHY`, a claim function's text kept apart)
+    for node in ast.walk(tree):
+        targets = [t.id for t in getattr(node, "targets", []) if isinstance(t, ast.Name)]
+        if isinstance(node, ast.Assign) and set(targets) & named:
+            ok |= {id(n) for n in ast.walk(node.value)}
     return ok
 
 

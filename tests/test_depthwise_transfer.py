@@ -329,7 +329,7 @@ def test_the_sp_falsifier_reads_not_replicated_when_sps_optimum_moves_and_cannot
     for claim in ("DT-3", "DT-4"):
         assert rows[claim]["verdict"] == "replicated"
         assert rows[claim]["falsifier"]["verdict"] == "not replicated"
-        assert rows[claim]["standing"] == "replication"
+        assert rows[claim]["standing"] == "falsifier of our construction"  # SP: not this paper's contrast
     rows = _verdicts(smoke, sweeps(smoke, lambda s, seed: MID + rng.normal(0, 0.03)))
     assert rows["DT-3"]["falsifier"]["verdict"] == "replicated"
     assert rows["DT-3"]["standing"] == "cannot discriminate"

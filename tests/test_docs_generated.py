@@ -293,20 +293,24 @@ def test_config_comments_say_what_a_key_is_in_three_lines_at_most():
     assert not long, f"comment blocks over 3 lines (first line, length): {long}"
 
 
-def test_the_fragile_block_lists_the_parts_below_the_line():
+def test_the_fragile_block_lists_the_rows_below_the_line():
+    """A row's own stability (drawn jointly, replikit.scoring.claims.row_stability) decides; a snapshot
+    written before rows had one falls back on its least stable part."""
     from replikit.reporting.docs import block_fragile
 
     part = {"verdict": "replicated", "mean": 0.1}
-    snap = {"papers": {"p": {"P-1": {"verdict": "replicated", "measured": True,
-                                     "parts": {"a": {**part, "stability": 0.55},
-                                               "b": {**part, "stability": 0.95}}},
-                             "P-2": {"verdict": "inconclusive", "measured": False, "parts": {}}}}}
+    snap = {"papers": {"p": {"P-1": {"verdict": "replicated", "measured": True, "kind": "paper",
+                                     "stability": 0.55, "parts": {"a": {**part, "stability": 0.95}}},
+                             "P-2": {"verdict": "inconclusive", "measured": False, "kind": "paper",
+                                     "stability": None, "parts": {}}}}}
     text = block_fragile({"scorecard-smoke": snap})
-    assert "| smoke | P-1 | a | replicated | 0.55 |" in text and "| b |" not in text
-    snap["papers"]["p"]["P-1"]["parts"]["a"]["stability"] = 0.9
-    assert block_fragile({"scorecard-smoke": snap}) == "No part of the smoke scale is fragile."
-    for p in snap["papers"]["p"]["P-1"]["parts"].values():
-        p["stability"] = None
+    assert "| smoke | P-1 | replicated | paper | 0.55 |" in text and "P-2" not in text
+    snap["papers"]["p"]["P-1"]["stability"] = 0.9
+    assert block_fragile({"scorecard-smoke": snap}) == "No row of the smoke scale is fragile."
+    del snap["papers"]["p"]["P-1"]["stability"]
+    snap["papers"]["p"]["P-1"]["parts"]["a"]["stability"] = 0.6
+    assert "| smoke | P-1 | replicated | paper | 0.60 |" in block_fragile({"scorecard-smoke": snap})
+    snap["papers"]["p"]["P-1"]["parts"]["a"]["stability"] = None
     assert "holds no stability yet" in block_fragile({"scorecard-smoke": snap})
 
 

@@ -38,7 +38,7 @@ def test_a_row_stands_by_its_own_verdict_and_its_falsifiers(own, falsified, want
     assert row["standing"] == want == standing(row)
     if falsified is not None:
         assert row["falsifier"]["verdict"] == ("replicated" if falsified is EFFECT else "not replicated")
-        assert falsifier_text(row).endswith("under its falsifier (no effect)")
+        assert "under its falsifier (no effect)" in falsifier_text(row)
 
 
 def test_a_check_holds_by_construction_and_has_no_falsifier():

@@ -156,13 +156,13 @@ def test_config_errors_name_the_key_and_the_fix():
 
 def test_ih1s_falsifier_is_adam_and_reads_the_same_rule():
     """IH-1's falsifier trains the same networks under Adam: it reads "not replicated" where Adam's
-    exponent is linear (the row counts as a replication), and "replicated" where Adam is quadratic too
-    (the row cannot discriminate)."""
-    from replikit.scoring.claims import standing
+    exponent is linear, and "replicated" where Adam is quadratic too (the row cannot discriminate).
+    Even where it tells, the row is counted apart: its pilot ran at the verdict settings (issue 85)."""
+    from replikit.scoring.claims import KNOWN_FROM_PILOT, standing
 
     cfg = load([])["induction_heads"]
     claims = iha.claims(ih.experiment_runs(cfg), cfg)
-    for adam, falsifier, kind in ((1.0, "not replicated", "replication"),
+    for adam, falsifier, kind in ((1.0, "not replicated", KNOWN_FROM_PILOT),
                                   (2.0, "replicated", "cannot discriminate")):
         rows = {r["id"]: r for r in evaluate(claims, {"runs": _runs(dict.fromkeys(range(5), 2.0), adam=adam)},
                                              cfg=cfg)}
@@ -323,3 +323,17 @@ def test_the_train_stage_runs_the_adam_run_with_the_config_it_is_given(tmp_path,
     assert built == [("sgd", section["lr"]), ("adam", 0.01)]
     with pytest.raises(ValueError, match="trains under adam, but the config passed says sgd"):
         ih.run("train_optimizer-adam", section, 0)
+
+
+def test_the_sequence_of_local_exponents_is_shown_and_says_when_it_still_rises():
+    """IH-1 judges one window; the report shows every step's exponent, so a reader sees whether the
+    curve has settled (issue 85)."""
+    rising = _runs({0: 2.0}, adam=None)
+    rising["emergence_step"] *= rising["context"] ** (0.1 * np.log2(rising["context"]))
+    text = iha.exponent_sequence(rising)
+    assert text.startswith("local exponents, mean over seeds, N = 4 to 8: 2.") and "still rises" in text
+    assert "still rises" not in iha.exponent_sequence(_runs({0: 2.0}, adam=None))
+    cfg = load([])["induction_heads"]
+    row = next(r for r in evaluate(iha.claims(ih.experiment_runs(cfg), cfg), {"runs": _runs({s: 2.0 for s in
+                                   range(5)})}, cfg=cfg) if r["id"] == "IH-1")
+    assert "local exponents, mean over seeds, N = 4 to 8: 2.00, 8 to 16: 2.00" in row["note"]

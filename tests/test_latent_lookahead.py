@@ -400,7 +400,7 @@ def test_claims_from_synthetic_results():
     for cid in ("LL-1", "LL-2", "LL-3", "LL-6"):
         assert rows[cid]["falsifier"]["verdict"] == "not replicated", cid
         assert rows[cid]["falsifier"]["parts"][0]["label"].startswith("4x4 Sudoku, naked-single order")
-    assert rows["LL-1"]["standing"] == "replication"
+    assert rows["LL-1"]["standing"] == "falsifier of our construction"  # the paper draws no such contrast
     assert rows["LL-1"]["falsifier"]["parts"][0]["paper_value"] is None  # not a task of the paper
     # where lookahead gains as much without the need for foresight, LL-1 cannot discriminate
     generic = good.copy()

@@ -3,7 +3,7 @@
 import json
 from pathlib import Path
 
-from replikit.plan.schedule import priority, stage_seconds
+from replikit.plan.schedule import first_of_all, priority, stage_priorities, stage_seconds
 
 PUBLISHED = Path(__file__).resolve().parents[1] / "docs" / "published"
 
@@ -29,3 +29,10 @@ def test_a_per_seed_job_gets_its_share_of_its_stage_job(tmp_path):
     seconds = stage_seconds(tmp_path, "default")
     assert priority(seconds, "p", "train") == 500
     assert priority(seconds, "p", "train", 1 / 5) == 100
+
+
+def test_what_feeds_a_long_job_starts_with_it_and_datasets_come_first():
+    seconds = {"p": {"data": 3.0, "train": 472.0, "benchmark": 4.0}, "q": {"train": 569.0}}
+    assert stage_priorities(seconds, "p", ["data", "train", "benchmark"]) == {"data": 472, "train": 472,
+                                                                            "benchmark": 4}
+    assert first_of_all(seconds) == 570 and first_of_all({}) == 1

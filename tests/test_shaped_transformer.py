@@ -130,9 +130,8 @@ def test_st1_can_fail_when_one_width_differs(shift, verdict):
     assert above.verdict == "replicated" and below.verdict == verdict, (above, below)
     st2 = claims["ST-2"].measure(_samples(0.0))[0].decide(0.9, 5)
     (st3,) = [p.decide(0.9, 5) for p in claims["ST-3"].measure(_samples(0.0))]
-    (softmax,) = [p.decide(0.9, 5) for p in claims["ST-3"].falsifier.measure(_samples(0.0))]
-    assert st2.verdict == "replicated" and st3.verdict == "replicated"
-    assert softmax.verdict == "not replicated" and st3.threshold == softmax.threshold == 0.75
+    assert st2.verdict == "replicated" and st3.verdict == "replicated" and st3.threshold == 0.75
+    assert claims["ST-3"].check and claims["ST-3"].falsifier is None  # it cannot fail here: a check
     assert claims["ST-4"].not_measurable(cfg).startswith("at any scale offline")
 
 

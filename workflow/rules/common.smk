@@ -5,7 +5,8 @@ from replikit.scoring.fidelity import paper_settings
 from replikit.papers.registry import check_experiments, code_hashes, config_errors, get
 from replikit.reporting.provenance import code_hash
 from replikit.papers.interface import dataset_files
-from replikit.plan.schedule import priority, stage_seconds
+from replikit.plan.schedule import first_of_all, stage_priorities, stage_seconds
+from replikit.scoring.registration import registration_input
 from replikit.papers.glue import (
     claim_inputs,
     earlier_seeds,

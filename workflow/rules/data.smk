@@ -18,6 +18,8 @@ rule prepare_dataset:
         mem_mb=4000,
         runtime=60,
     threads: 1
+    # every paper's jobs wait for it (replikit.plan.schedule)
+    priority: first_of_all(STAGE_SECONDS)
     conda:
         "../../envs/replikit.yaml"
     script:

@@ -10,6 +10,8 @@ for paper in PAPERS:
 
     # config key batch_seeds: one job per run for all P_SEEDS (glue.stage_rules)
     P_EXTRA = extra_seeds(P_FRESH, P_EARLIER)
+    # the longest jobs first, as the scale's published run timed them, and what feeds them with them
+    P_PRIORITY = stage_priorities(STAGE_SECONDS, P, [s.name for s in paper.stages])
 
     for stage in paper.stages:
         for sr in stage_rules(paper, stage, config, P_SEEDS, P_EXTRA):
@@ -30,8 +32,8 @@ for paper in PAPERS:
                 benchmark:
                     f"logs/benchmarks/{sr.log(P)}.tsv"
                 threads: config["threads"] if stage.threads else 1
-                # the longest jobs first, as the scale's published run timed them (a per-seed job: its share)
-                priority: priority(STAGE_SECONDS, P, stage.name, 1 / len(P_SEEDS) if sr.only else 1)
+                # a per-seed job of a stage whose jobs run several seeds: its share
+                priority: int(P_PRIORITY[stage.name] / (len(P_SEEDS) if sr.only else 1))
                 resources:
                     **stage_resources(paper, stage, PCFG, len(sr.seeds or [0])),
                 conda:
@@ -77,6 +79,8 @@ for paper in PAPERS:
             f"{paper.prefix}_claims"
         input:
             **claim_inputs(paper, PCFG, P_SEEDS, P_FRESH, P_EARLIER),
+            # the claims' registration (replikit.scoring.registration): a new entry judges them again
+            **registration_input(ROOT, P),
         output:
             f"{paper.results}/claims.json",
         params:

@@ -410,246 +410,312 @@ def _equivalence(label: str, d: dict[int, float], tol: float, edges: list[str], 
     return parts
 
 
-def claims(runs: dict[str, list[Sweep]], cfg: dict) -> list[Claim]:
-    """DT-1..DT-6 for the runs of this configuration; results = {"sweeps": load_sweeps(...)}."""
-    by_depth = {(s.branch, s.depth): s for s in runs["loss_vs_lr_depth"]}
-    by_width = {(s.branch, s.width): s for s in runs["loss_vs_lr_width"]}
-    by_sp = {(s.branch, s.width): s for s in runs["loss_vs_lr_width_sp"]}
-    depths, widths = sorted(cfg["depths"]), sorted(cfg["width_sweep"]["widths"])
-    lo, hi, n_lo, n_hi = depths[0], depths[-1], widths[0], widths[-1]
-    margins, step = cfg["margins"], min(grid_steps(cfg["lrs"]))
-    wd = cfg["width_sweep"]["depth"]
+SQ = "muP + 1/sqrt(L)"  # the paper's parameterization, as the labels and statistics name it
+
+
+def _depths(cfg: dict) -> list[int]:
+    """The configured depths, shallowest first."""
+    return sorted(cfg["depths"])
+
+
+def _widths(cfg: dict) -> list[int]:
+    """The width sweep's widths, narrowest first."""
+    return sorted(cfg["width_sweep"]["widths"])
+
+
+def _by_depth(runs: dict[str, list[Sweep]]) -> dict[tuple[str, int], Sweep]:
+    """The depth sweep's runs by (branch, depth)."""
+    return {(s.branch, s.depth): s for s in runs["loss_vs_lr_depth"]}
+
+
+def _by_width(runs: dict[str, list[Sweep]]) -> dict[tuple[str, int], Sweep]:
+    """The muP width sweep's runs by (branch, width)."""
+    return {(s.branch, s.width): s for s in runs["loss_vs_lr_width"]}
+
+
+def _by_sp(runs: dict[str, list[Sweep]]) -> dict[tuple[str, int], Sweep]:
+    """The SP width sweep's runs by (branch, width)."""
+    return {(s.branch, s.width): s for s in runs["loss_vs_lr_width_sp"]}
+
+
+def _step(cfg: dict) -> float:
+    """The eta0 grid's smallest step, in decades."""
+    return min(grid_steps(cfg["lrs"]))
+
+
+def _foreign(cfg: dict) -> str:
+    """Why DT-1/3/4's margins carry no evidence on this configuration's data ("" when they do)."""
+    data = cfg.get("dataset") or DATASET
+    return foreign_margin(PAPER, data, cfg.get("pilot_dataset") or DATASET, "DT-1/3/4's margins")
+
+
+def _setting(cfg: dict) -> str:
+    """The setting that ends every claim's statistic."""
     model = {"mlp": "residual MLP", "rescnn": "residual CNN"}[cfg["model"]]
     data = cfg.get("dataset") or DATASET
-    foreign = foreign_margin(PAPER, data, cfg.get("pilot_dataset") or DATASET, "DT-1/3/4's margins")
-    where = (f"; setting: {model} on {datasets.get(data).title} ({cfg['n_train']} training images), SGD "
-             f"for {cfg['steps']} steps at batch {cfg['batch_size']}, muP with base width "
-             f"{cfg['base_width']}, eta0 grid {min(cfg['lrs']):g}..{max(cfg['lrs']):g} in steps of "
-             f"{step:.2f} decades")
+    return (f"; setting: {model} on {datasets.get(data).title} ({cfg['n_train']} training images), SGD "
+            f"for {cfg['steps']} steps at batch {cfg['batch_size']}, muP with base width "
+            f"{cfg['base_width']}, eta0 grid {min(cfg['lrs']):g}..{max(cfg['lrs']):g} in steps of "
+            f"{_step(cfg):.2f} decades")
 
-    def equiv_rule(claim: str) -> str:
-        return (f"equivalence: both one-sided parts within +-{margins[claim]} decades (`margins`: the shift "
-                f"that costs {MARGIN_LOSS_COST:.0%} of the optimal loss at the curvature measured in a pilot "
-                f"on seeds the verdicts do not use, below the grid step {step:.2f}), every optimum inside "
-                "the grid")
 
-    def transfer(a: Sweep, b: Sweep, label: str, claim: str):
-        def measure(r: dict) -> list[Part]:
-            d, edges = shift(r["sweeps"], a, b)
-            return _equivalence(label, d, margins[claim], edges, foreign)
-        return measure
+def _equiv_rule(cfg: dict, claim: str) -> str:
+    """The rule of an equivalence claim (DT-1, DT-3, DT-4) within its margin."""
+    margins, step = cfg["margins"], _step(cfg)
+    return (f"equivalence: both one-sided parts within +-{margins[claim]} decades (`margins`: the shift "
+            f"that costs {MARGIN_LOSS_COST:.0%} of the optimal loss at the curvature measured in a pilot "
+            f"on seeds the verdicts do not use, below the grid step {step:.2f}), every optimum inside "
+            "the grid")
 
-    def transfer_bounded(a: Sweep, b: Sweep, label: str, claim: str):
-        """`transfer` where b's optimum may lie beyond the grid's end (as in DT-2): its end gives a shift
-        no larger than the true one, so the bound can only push the verdict toward "replicated"."""
-        def measure(r: dict) -> list[Part]:
-            d, bounded, missing = bounded_shift(r["sweeps"], a, b)
-            note = f" [beyond the grid's end, its end used: {', '.join(bounded)}]" if bounded else ""
-            return _equivalence(label + note, d, margins[claim], missing, foreign)
-        return measure
 
-    def contrast(plain: tuple[Sweep, Sweep], scaled: tuple[Sweep, Sweep], span: str):
-        """|shift of the optimum| of plain muP minus that of muP + 1/sqrt(L), between two networks each."""
-        def measure(r: dict) -> list[Part]:
-            df = r["sweeps"]
-            moved, bounded, missing = bounded_shift(df, *plain)
-            scaled_shift, edges = shift(df, *scaled)
-            seeds = sorted(set(moved) & set(scaled_shift))
-            label = (f"|shift of log10 optimal eta0 from {span}|: plain muP minus muP + 1/sqrt(L)"
-                     + (f" [plain muP's optimum beyond the grid's end, its end used (a smaller shift): "
-                        f"{', '.join(bounded)}]" if bounded else ""))
-            part = Part(label, {s: abs(moved[s]) - abs(scaled_shift[s]) for s in seeds}, 0.0)
-            if missing or edges:
-                part.no_evidence = ("an optimum that the contrast needs is not located (best learning rate "
-                                    "at an end of the grid): " + ", ".join(missing + edges))
-            return [part]
-        return measure
+def _transfer(r: dict, a: Sweep, b: Sweep, label: str, tol: float, foreign: str) -> list[Part]:
+    """The equivalence parts of b's optimum minus a's, within +-tol decades."""
+    d, edges = shift(r["sweeps"], a, b)
+    return _equivalence(label, d, tol, edges, foreign)
 
-    dt2 = contrast((by_depth[("one", lo)], by_depth[("one", hi)]),
-                   (by_depth[("sqrtl", lo)], by_depth[("sqrtl", hi)]), f"L={lo} to L={hi}")
 
-    def dt5(r: dict) -> list[Part]:
-        plain, bounded, missing = bounded_shift(r["sweeps"], by_depth[("one", lo)], by_depth[("one", hi)])
-        part = Part(f"plain muP: log10 optimal eta0 at L={hi} minus at L={lo}"
-                    + (f" [beyond the grid's end, its end used: {', '.join(bounded)}]" if bounded else ""),
-                    plain, 0.0, direction="below")
-        if missing:
-            part.no_evidence = "the shallow network's optimum is not located: " + ", ".join(missing)
-        return [part]
+def _transfer_bounded(r: dict, a: Sweep, b: Sweep, label: str, tol: float, foreign: str) -> list[Part]:
+    """`_transfer` where b's optimum may lie beyond the grid's end (as in DT-2): its end gives a shift
+    no larger than the true one, so the bound can only push the verdict toward "replicated"."""
+    d, bounded, missing = bounded_shift(r["sweeps"], a, b)
+    note = f" [beyond the grid's end, its end used: {', '.join(bounded)}]" if bounded else ""
+    return _equivalence(label + note, d, tol, missing, foreign)
 
-    def dt6(r: dict) -> list[Part]:
-        runs6 = [by_depth[("sqrtl", d)] for d in depths]
-        d, lrs = settling(r["sweeps"], runs6)
-        part = Part(f"muP + 1/sqrt(L): mean |loss(L={depths[1]}) - loss(L={lo})| minus mean "
-                    f"|loss(L={hi}) - loss(L={depths[-2]})| over the eta0 every run trained at "
-                    f"({', '.join(f'{x:g}' for x in lrs)})", d, 0.0)
-        if not d:
-            part.no_evidence = "no learning rate at which every depth trained in every seed"
-        return [part]
 
-    def sp_falsifier(branch: str, claim: str) -> Falsifier:
-        """DT-3's (branch sqrtl) or DT-4's (one) statistic under the standard parameterization."""
-        a, b = by_sp[(branch, n_lo)], by_sp[(branch, n_hi)]
-        return Falsifier(
-            setting="the standard parameterization (SP) instead of muP",
-            why="the sentence reports muP as the proposal under which the optimum transfers across width; "
-            "the parameterization it was proposed against is SP, under which the optimal learning rate "
-            "moves with width under one global rate (Yang et al. 2022, arXiv 2203.03466, Tensor Programs V), "
-            "so the optimum should leave the margin; declared before any SP run",
-            measure=transfer_bounded(
-                a,
-                b,
-                f"SP, {'1/sqrt(L)' if branch == 'sqrtl' else 'unscaled'} branches: "
-                f"log10 optimal eta0, N={n_hi} minus N={n_lo}",
-                claim,
-            ),
-        )
+def _contrast(r: dict, plain: tuple[Sweep, Sweep], scaled: tuple[Sweep, Sweep], span: str) -> list[Part]:
+    """|shift of the optimum| of plain muP minus that of muP + 1/sqrt(L), between two networks each."""
+    df = r["sweeps"]
+    moved, bounded, missing = bounded_shift(df, *plain)
+    scaled_shift, edges = shift(df, *scaled)
+    seeds = sorted(set(moved) & set(scaled_shift))
+    label = (f"|shift of log10 optimal eta0 from {span}|: plain muP minus muP + 1/sqrt(L)"
+             + (f" [plain muP's optimum beyond the grid's end, its end used (a smaller shift): "
+                f"{', '.join(bounded)}]" if bounded else ""))
+    part = Part(label, {s: abs(moved[s]) - abs(scaled_shift[s]) for s in seeds}, 0.0)
+    if missing or edges:
+        part.no_evidence = ("an optimum that the contrast needs is not located (best learning rate "
+                            "at an end of the grid): " + ", ".join(missing + edges))
+    return [part]
 
-    def too_few_depths(c: dict) -> str:
-        return "" if len(c["depths"]) >= 3 else f"needs 3 or more depths (depths: {c['depths']})"
 
-    sq = "muP + 1/sqrt(L)"
-    return [
-        Claim(
-            id="DT-1",
-            statement="With residual branches scaled by 1/sqrt(L) and muP, the loss-optimal learning rate "
-            "stays the same across depths.",
-            paper_value="optimum transfers across depth (" + QUAL + ")",
-            paper_source=SOURCE + ", abstract",
-            statistic="per seed: log10 optimal eta0 (vertex of a parabola through the best grid point and "
-            f"its neighbours) at L={hi} minus at L={lo}, {sq}, width {cfg['base_width']}" + where,
-            rule=equiv_rule("DT-1"),
-            measure=transfer(
-                by_depth[("sqrtl", lo)],
-                by_depth[("sqrtl", hi)],
-                f"{sq}: log10 optimal eta0, L={hi} minus L={lo}",
-                "DT-1",
-            ),
-            source=TRANSFER,
-            uses=("depths", "margins"),
-            figures=("loss_vs_lr_depth", "optimum_vs_depth"),
-            drawn=(("optimum_vs_depth", "y"),),
-            falsifier=Falsifier(
-                setting="plain muP (no 1/sqrt(L) branch scale)",
-                why="the paper's own contrast: without the depth scaling 'hyperparameters do not transfer "
-                "across depths', so the optimum should move by more than the margin (DT-2); declared with "
-                "its outcome known (DT-5 had measured this shift), so read it as declared after the fact",
-                measure=transfer_bounded(
-                    by_depth[("one", lo)],
-                    by_depth[("one", hi)],
-                    f"plain muP: log10 optimal eta0, L={hi} minus L={lo}",
-                    "DT-1",
-                ),
-            ),
+def _dt5(r: dict, by_depth: dict[tuple[str, int], Sweep], lo: int, hi: int) -> list[Part]:
+    """DT-5's part: plain muP's optimum at depth hi minus at depth lo, below 0."""
+    plain, bounded, missing = bounded_shift(r["sweeps"], by_depth[("one", lo)], by_depth[("one", hi)])
+    part = Part(f"plain muP: log10 optimal eta0 at L={hi} minus at L={lo}"
+                + (f" [beyond the grid's end, its end used: {', '.join(bounded)}]" if bounded else ""),
+                plain, 0.0, direction="below")
+    if missing:
+        part.no_evidence = "the shallow network's optimum is not located: " + ", ".join(missing)
+    return [part]
+
+
+def _dt6(r: dict, by_depth: dict[tuple[str, int], Sweep], depths: list[int]) -> list[Part]:
+    """DT-6's part: how much the loss of muP + 1/sqrt(L) settles between the deepest depths."""
+    lo, hi = depths[0], depths[-1]
+    runs6 = [by_depth[("sqrtl", d)] for d in depths]
+    d, lrs = settling(r["sweeps"], runs6)
+    part = Part(f"muP + 1/sqrt(L): mean |loss(L={depths[1]}) - loss(L={lo})| minus mean "
+                f"|loss(L={hi}) - loss(L={depths[-2]})| over the eta0 every run trained at "
+                f"({', '.join(f'{x:g}' for x in lrs)})", d, 0.0)
+    if not d:
+        part.no_evidence = "no learning rate at which every depth trained in every seed"
+    return [part]
+
+
+def _sp_falsifier(runs: dict[str, list[Sweep]], cfg: dict, branch: str, claim: str) -> Falsifier:
+    """DT-3's (branch sqrtl) or DT-4's (one) statistic under the standard parameterization."""
+    by_sp, widths, margins, foreign = _by_sp(runs), _widths(cfg), cfg["margins"], _foreign(cfg)
+    n_lo, n_hi = widths[0], widths[-1]
+    a, b = by_sp[(branch, n_lo)], by_sp[(branch, n_hi)]
+    label = (f"SP, {'1/sqrt(L)' if branch == 'sqrtl' else 'unscaled'} branches: "
+             f"log10 optimal eta0, N={n_hi} minus N={n_lo}")
+    return Falsifier(
+        origin="our construction",  # a setting we chose: the paper draws no such contrast
+        setting="the standard parameterization (SP) instead of muP",
+        why="the sentence reports muP as the proposal under which the optimum transfers across width; "
+        "the parameterization it was proposed against is SP, under which the optimal learning rate "
+        "moves with width under one global rate (Yang et al. 2022, arXiv 2203.03466, Tensor Programs V), "
+        "so the optimum should leave the margin; declared before any SP run",
+        measure=lambda r: _transfer_bounded(r, a, b, label, margins[claim], foreign),
+    )
+
+
+def _too_few_depths(c: dict) -> str:
+    """DT-6's `not_measurable`: its settling needs three depths or more."""
+    return "" if len(c["depths"]) >= 3 else f"needs 3 or more depths (depths: {c['depths']})"
+
+
+def claim_dt1(runs: dict[str, list[Sweep]], cfg: dict) -> Claim:
+    """DT-1: with the 1/sqrt(L) branches and muP, the optimum transfers across depth."""
+    by_depth, depths, margins, foreign = _by_depth(runs), _depths(cfg), cfg["margins"], _foreign(cfg)
+    lo, hi = depths[0], depths[-1]
+    scaled = (by_depth[("sqrtl", lo)], by_depth[("sqrtl", hi)])
+    plain = (by_depth[("one", lo)], by_depth[("one", hi)])
+    label, plain_label = (f"{SQ}: log10 optimal eta0, L={hi} minus L={lo}",
+                          f"plain muP: log10 optimal eta0, L={hi} minus L={lo}")
+    return Claim(
+        id="DT-1",
+        statement="With residual branches scaled by 1/sqrt(L) and muP, the loss-optimal learning rate "
+        "stays the same across depths.",
+        paper_value="optimum transfers across depth (" + QUAL + ")",
+        paper_source=SOURCE + ", abstract",
+        statistic="per seed: log10 optimal eta0 (vertex of a parabola through the best grid point and "
+        f"its neighbours) at L={hi} minus at L={lo}, {SQ}, width {cfg['base_width']}" + _setting(cfg),
+        rule=_equiv_rule(cfg, "DT-1"),
+        measure=lambda r: _transfer(r, *scaled, label, margins["DT-1"], foreign),
+        source=TRANSFER,
+        uses=("depths", "margins"),
+        figures=("loss_vs_lr_depth", "optimum_vs_depth"),
+        drawn=(("optimum_vs_depth", "y"),),
+        falsifier=Falsifier(
+            origin="outcome known before",  # seen before the verdict runs: the caveat or `why` says how
+            setting="plain muP (no 1/sqrt(L) branch scale)",
+            why="the paper's own contrast: without the depth scaling 'hyperparameters do not transfer "
+            "across depths', so the optimum should move by more than the margin (DT-2); declared with "
+            "its outcome known (DT-5 had measured this shift), so read it as declared after the fact",
+            measure=lambda r: _transfer_bounded(r, *plain, plain_label, margins["DT-1"], foreign),
         ),
-        Claim(
-            id="DT-2",
-            statement="Without the depth scaling (plain muP residuals), the optimal learning rate does not "
-            "transfer across depths: it moves more with depth than with the 1/sqrt(L) branches.",
-            paper_value="optimum shifts with depth under muP (" + QUAL + ")",
-            paper_source=SOURCE + ", abstract",
-            statistic="per seed, same initial weights and batches: |shift of log10 optimal eta0 from "
-            f"L={lo} to "
-            f"L={hi}| under plain muP minus the same under {sq} (width {cfg['base_width']})" + where,
-            rule="CI > 0 (a negative control: not replicated when the scaled optimum moves more)",
-            measure=dt2,
-            source=NO_DEPTH,
-            uses=("depths",),
-            caveat="the contrast needs no direction of the shift; DT-5 tests the direction",
-            figures=("loss_vs_lr_depth", "optimum_vs_depth"),
-            falsifier=Falsifier(
-                setting=f"across width (N={n_lo} to N={n_hi} at L={wd}) instead of depth",
-                why="both branch scales are muP in width, whose optimum the paper says transfers across "
-                "width (DT-3, DT-4), so the unscaled branches' optimum should move no more than the "
-                "scaled ones'",
-                measure=contrast(
-                    (by_width[("one", n_lo)], by_width[("one", n_hi)]),
-                    (by_width[("sqrtl", n_lo)], by_width[("sqrtl", n_hi)]),
-                    f"N={n_lo} to N={n_hi} at L={wd}",
-                ),
-            ),
+    )
+
+
+def claim_dt2(runs: dict[str, list[Sweep]], cfg: dict) -> Claim:
+    """DT-2: without the depth scaling, the optimum moves more with depth than with it."""
+    by_depth, by_width, depths, widths = _by_depth(runs), _by_width(runs), _depths(cfg), _widths(cfg)
+    lo, hi, n_lo, n_hi, wd = depths[0], depths[-1], widths[0], widths[-1], cfg["width_sweep"]["depth"]
+    plain = (by_depth[("one", lo)], by_depth[("one", hi)])
+    scaled = (by_depth[("sqrtl", lo)], by_depth[("sqrtl", hi)])
+    w_plain = (by_width[("one", n_lo)], by_width[("one", n_hi)])
+    w_scaled = (by_width[("sqrtl", n_lo)], by_width[("sqrtl", n_hi)])
+    span, w_span = f"L={lo} to L={hi}", f"N={n_lo} to N={n_hi} at L={wd}"
+    return Claim(
+        id="DT-2",
+        statement="Without the depth scaling (plain muP residuals), the optimal learning rate does not "
+        "transfer across depths: it moves more with depth than with the 1/sqrt(L) branches.",
+        paper_value="optimum shifts with depth under muP (" + QUAL + ")",
+        paper_source=SOURCE + ", abstract",
+        statistic="per seed, same initial weights and batches: |shift of log10 optimal eta0 from "
+        f"L={lo} to "
+        f"L={hi}| under plain muP minus the same under {SQ} (width {cfg['base_width']})" + _setting(cfg),
+        rule="CI > 0 (a negative control: not replicated when the scaled optimum moves more)",
+        measure=lambda r: _contrast(r, plain, scaled, span),
+        source=NO_DEPTH,
+        uses=("depths",),
+        caveat="the contrast needs no direction of the shift; DT-5 tests the direction",
+        figures=("loss_vs_lr_depth", "optimum_vs_depth"),
+        falsifier=Falsifier(
+            setting=f"across width (N={n_lo} to N={n_hi} at L={wd}) instead of depth",
+            why="both branch scales are muP in width, whose optimum the paper says transfers across "
+            "width (DT-3, DT-4), so the unscaled branches' optimum should move no more than the "
+            "scaled ones'",
+            measure=lambda r: _contrast(r, w_plain, w_scaled, w_span),
         ),
-        Claim(
-            id="DT-3",
-            statement="With residual branches scaled by 1/sqrt(L) and muP, the loss-optimal learning rate "
-            "stays the same across widths.",
-            paper_value="optimum transfers across width (" + QUAL + ")",
-            paper_source=SOURCE + ", abstract",
-            statistic=f"per seed: log10 optimal eta0 at width {n_hi} minus at width {n_lo}, {sq}, depth {wd}"
-            + where,
-            rule=equiv_rule("DT-3"),
-            measure=transfer(
-                by_width[("sqrtl", n_lo)],
-                by_width[("sqrtl", n_hi)],
-                f"{sq}: log10 optimal eta0, N={n_hi} minus N={n_lo}",
-                "DT-3",
-            ),
-            source=TRANSFER,
-            uses=("width_sweep", "margins"),
-            figures=("loss_vs_lr_width", "loss_vs_lr_width_sp"),
-            drawn=(("loss_vs_lr_width", "x"),),
-            falsifier=sp_falsifier("sqrtl", "DT-3"),
-        ),
-        Claim(
-            id="DT-4",
-            statement="Under plain muP (no depth scaling) the loss-optimal learning rate stays the same "
-            "across widths.",
-            paper_value="muP transfers across width (" + QUAL + ")",
-            paper_source=SOURCE + ", abstract",
-            statistic=f"per seed: log10 optimal eta0 at width {n_hi} minus at width {n_lo}, plain muP, "
-            f"depth {wd}"
-            + where,
-            rule=equiv_rule("DT-4"),
-            measure=transfer(
-                by_width[("one", n_lo)],
-                by_width[("one", n_hi)],
-                f"plain muP: log10 optimal eta0, N={n_hi} minus N={n_lo}",
-                "DT-4",
-            ),
-            source=MUP_WIDTH,
-            uses=("width_sweep", "margins"),
-            figures=("loss_vs_lr_width", "loss_vs_lr_width_sp"),
-            drawn=(("loss_vs_lr_width", "x"),),
-            falsifier=sp_falsifier("one", "DT-4"),
-        ),
-        Claim(
-            id="DT-5",
-            statement="Without the depth scaling, the optimal learning rate moves down as depth grows.",
-            paper_value="direction of the shift (" + QUAL + ")",
-            paper_source=SOURCE + ", abstract",
-            statistic=f"per seed: log10 optimal eta0 at L={hi} minus at L={lo}, plain muP, width "
-            f"{cfg['base_width']}"
-            + where,
-            rule="CI < 0",
-            measure=dt5,
-            source=NO_DEPTH,
-            kind="hypothesis",
-            reading="the direction: the abstract says only that the optimum does not transfer; ours "
-            "follows from the forward signal of unscaled residual branches growing with depth",
-            uses=("depths",),
-            figures=("optimum_vs_depth",),
-        ),
-        Claim(
-            id="DT-6",
-            statement="With the 1/sqrt(L) branches, the training loss at a fixed learning rate settles as "
-            "depth grows: deeper networks differ less from each other.",
-            paper_value="convergence of finite-size dynamics to the joint limit (" + QUAL + ")",
-            paper_source=SOURCE + ", abstract",
-            statistic=f"per seed, {sq}: mean over eta0 of |loss(L={depths[1]}) - loss(L={lo})| minus mean "
-            f"|loss(L={hi}) - loss(L={depths[-2] if len(depths) > 2 else lo})|, over the eta0 at which "
-            "every depth trained in every seed" + where,
-            rule="CI > 0",
-            measure=dt6,
-            source=LIMIT,
-            kind="hypothesis",
-            reading="the final training loss after a fixed budget as the observable of the dynamics, and "
-            "depths doubling at a finite width as the approach to the limit: the abstract's convergence is "
-            "of the DMFT dynamics",
-            uses=("depths",),
-            not_measurable=too_few_depths,
-            figures=("loss_vs_lr_depth",),
-        ),
-    ]
+    )
+
+
+def claim_dt3(runs: dict[str, list[Sweep]], cfg: dict) -> Claim:
+    """DT-3: with the 1/sqrt(L) branches and muP, the optimum transfers across width."""
+    by_width, widths, margins, foreign = _by_width(runs), _widths(cfg), cfg["margins"], _foreign(cfg)
+    n_lo, n_hi, wd = widths[0], widths[-1], cfg["width_sweep"]["depth"]
+    a, b = by_width[("sqrtl", n_lo)], by_width[("sqrtl", n_hi)]
+    label = f"{SQ}: log10 optimal eta0, N={n_hi} minus N={n_lo}"
+    return Claim(
+        id="DT-3",
+        statement="With residual branches scaled by 1/sqrt(L) and muP, the loss-optimal learning rate "
+        "stays the same across widths.",
+        paper_value="optimum transfers across width (" + QUAL + ")",
+        paper_source=SOURCE + ", abstract",
+        statistic=f"per seed: log10 optimal eta0 at width {n_hi} minus at width {n_lo}, {SQ}, depth {wd}"
+        + _setting(cfg),
+        rule=_equiv_rule(cfg, "DT-3"),
+        measure=lambda r: _transfer(r, a, b, label, margins["DT-3"], foreign),
+        source=TRANSFER,
+        uses=("width_sweep", "margins"),
+        figures=("loss_vs_lr_width", "loss_vs_lr_width_sp"),
+        drawn=(("loss_vs_lr_width", "x"),),
+        falsifier=_sp_falsifier(runs, cfg, "sqrtl", "DT-3"),
+    )
+
+
+def claim_dt4(runs: dict[str, list[Sweep]], cfg: dict) -> Claim:
+    """DT-4: under plain muP the optimum transfers across width (muP's own transfer)."""
+    by_width, widths, margins, foreign = _by_width(runs), _widths(cfg), cfg["margins"], _foreign(cfg)
+    n_lo, n_hi, wd = widths[0], widths[-1], cfg["width_sweep"]["depth"]
+    a, b = by_width[("one", n_lo)], by_width[("one", n_hi)]
+    label = f"plain muP: log10 optimal eta0, N={n_hi} minus N={n_lo}"
+    return Claim(
+        id="DT-4",
+        statement="Under plain muP (no depth scaling) the loss-optimal learning rate stays the same "
+        "across widths.",
+        paper_value="muP transfers across width (" + QUAL + ")",
+        paper_source=SOURCE + ", abstract",
+        statistic=f"per seed: log10 optimal eta0 at width {n_hi} minus at width {n_lo}, plain muP, "
+        f"depth {wd}"
+        + _setting(cfg),
+        rule=_equiv_rule(cfg, "DT-4"),
+        measure=lambda r: _transfer(r, a, b, label, margins["DT-4"], foreign),
+        source=MUP_WIDTH,
+        uses=("width_sweep", "margins"),
+        figures=("loss_vs_lr_width", "loss_vs_lr_width_sp"),
+        drawn=(("loss_vs_lr_width", "x"),),
+        falsifier=_sp_falsifier(runs, cfg, "one", "DT-4"),
+    )
+
+
+def claim_dt5(runs: dict[str, list[Sweep]], cfg: dict) -> Claim:
+    """DT-5: without the depth scaling, the optimum moves down as depth grows."""
+    by_depth, depths = _by_depth(runs), _depths(cfg)
+    lo, hi = depths[0], depths[-1]
+    return Claim(
+        id="DT-5",
+        statement="Without the depth scaling, the optimal learning rate moves down as depth grows.",
+        paper_value="direction of the shift (" + QUAL + ")",
+        paper_source=SOURCE + ", abstract",
+        statistic=f"per seed: log10 optimal eta0 at L={hi} minus at L={lo}, plain muP, width "
+        f"{cfg['base_width']}"
+        + _setting(cfg),
+        rule="CI < 0",
+        measure=lambda r: _dt5(r, by_depth, lo, hi),
+        source=NO_DEPTH,
+        kind="hypothesis",
+        reading="the direction: the abstract says only that the optimum does not transfer; ours "
+        "follows from the forward signal of unscaled residual branches growing with depth",
+        uses=("depths",),
+        figures=("optimum_vs_depth",),
+    )
+
+
+def claim_dt6(runs: dict[str, list[Sweep]], cfg: dict) -> Claim:
+    """DT-6: with the 1/sqrt(L) branches, the loss at a fixed learning rate settles as depth grows."""
+    by_depth, depths = _by_depth(runs), _depths(cfg)
+    lo, hi = depths[0], depths[-1]
+    return Claim(
+        id="DT-6",
+        statement="With the 1/sqrt(L) branches, the training loss at a fixed learning rate settles as "
+        "depth grows: deeper networks differ less from each other.",
+        paper_value="convergence of finite-size dynamics to the joint limit (" + QUAL + ")",
+        paper_source=SOURCE + ", abstract",
+        statistic=f"per seed, {SQ}: mean over eta0 of |loss(L={depths[1]}) - loss(L={lo})| minus mean "
+        f"|loss(L={hi}) - loss(L={depths[-2] if len(depths) > 2 else lo})|, over the eta0 at which "
+        "every depth trained in every seed" + _setting(cfg),
+        rule="CI > 0",
+        measure=lambda r: _dt6(r, by_depth, depths),
+        source=LIMIT,
+        kind="hypothesis",
+        reading="the final training loss after a fixed budget as the observable of the dynamics, and "
+        "depths doubling at a finite width as the approach to the limit: the abstract's convergence is "
+        "of the DMFT dynamics",
+        uses=("depths",),
+        not_measurable=_too_few_depths,
+        figures=("loss_vs_lr_depth",),
+    )
+
+
+CLAIMS = (claim_dt1, claim_dt2, claim_dt3, claim_dt4, claim_dt5, claim_dt6)
+
+
+def claims(runs: dict[str, list[Sweep]], cfg: dict) -> list[Claim]:
+    """DT-1..DT-6 for the runs of this configuration; results = {"sweeps": load_sweeps(...)}."""
+    return [make(runs, cfg) for make in CLAIMS]
 
 
 # ---------------------------------------------------------------- the declaration

@@ -383,6 +383,7 @@ def score_claims(sm: Any) -> None:
     from replikit.reporting.provenance import code_hash, record, runs_computed_by, uncommitted_code
     from replikit.scoring.claims import MissingResult, judge, write_scorecard
     from replikit.scoring.quotes import check_quotes
+    from replikit.scoring.registration import read_lock, registered
     from replikit.scoring.seed_sets import named, printed, seen_only, with_earlier_seeds, with_seed_sets
 
     paper = get(sm.params.paper)
@@ -423,6 +424,9 @@ def score_claims(sm: Any) -> None:
                                 f"its claims read ({e}); fix: add a part of that run's name") from e
         rows = with_earlier_seeds(rows, earlier_rows, seeds, earlier["seeds"])
         records += [read_json(p) for p in earlier_input["metrics"]]
+    locks = Path(sm.input.registration).parent if "registration" in sm.input.keys() else None
+    lock = read_lock(paper.name, locks) if locks else {}  # none before the paper's first registration
+    rows = registered(rows, fingerprints(paper, claims, cfg), lock, sm.params.scale)
     prov = record(sm.rule, _source(paper.claims), cfg, [r["device"] for r in records])
     prov.update(runs=runs_computed_by(records), analysis_code=code_hash(paper.claims.__module__),
                 analysis_uncommitted=uncommitted_code(paper.claims.__module__),
@@ -438,6 +442,17 @@ def score_claims(sm: Any) -> None:
                     paper.arxiv, seed_sets)
     if seed_sets:
         print("\n".join(printed(rows)))
+
+
+def fingerprints(paper: Paper, claims: list, cfg: dict) -> dict[str, dict]:
+    """Claim id -> what the claim is now (replikit.scoring.registration.fingerprint), from the function
+    that builds it (the analysis module's CLAIMS)."""
+    import sys
+
+    from replikit.scoring.registration import claim_functions, fingerprint
+
+    functions = claim_functions(sys.modules[paper.claims.__module__], [c.id for c in claims])
+    return {c.id: fingerprint(functions[c.id], c, cfg) for c in claims}
 
 
 class FreshRunsMissing(DeclarationError):

@@ -401,171 +401,229 @@ def _gain(task: str, other: str) -> float:
     return (PAPER_TABLE[task]["lookahead"] - PAPER_TABLE[task][other]) / 100
 
 
+STATISTIC = "paired (per seed) difference in held-out exact match (verifier-scored), final step"
+PER_TASK_USES = ("tasks", "data", "training")  # LL-3 and LL-6 read every task that runs
+SINGLES_NOT_TRAINED = ("its task is not trained here (it runs where sudoku4 does, "
+                       "unless latent_lookahead.singles.run is false)")
+LL4_READING = ("that more latent steps give higher accuracy: the abstract motivates spending more "
+               "compute on difficult tokens; the tau-scaling figure that shows it is not available offline")
+LL5_READING = ("the attention mask among latents is not in the abstract; the ablation reported in the "
+               "paper body is not available offline")
+
+
+def _others(main: list[RunSpec]) -> list[str]:
+    """The tasks besides 4x4 Sudoku among the accuracy table's runs, in LL-3 and LL-6's order."""
+    return [t for t in ("sudoku9", "maze", "prosqa") if any(s.task == t for s in main)]
+
+
+def _find(main: list[RunSpec], task: str, method: str) -> str:
+    """The name of the run of `method` on `task` among `main`."""
+    for r in main:
+        if r.task == task and r.method == method:
+            return r.name
+    raise KeyError(f"{task}_{method}")
+
+
+def _ll_vs(main: list[RunSpec], label: str, task: str, other: str, f: pd.DataFrame) -> Part:
+    """Lookahead minus `other` on `task`: the paired difference in exact match, with the paper's gain."""
+    return difference(label, exact_match(f, _find(main, task, "lookahead")),
+                      exact_match(f, _find(main, task, other)), floor=FLOOR,
+                      paper_value=_gain(task, other) if task in PAPER_TABLE else None, method="lookahead")
+
+
+def _singles_measure(r: dict, main: list[RunSpec], label: str, other: str) -> list[Part]:
+    """The falsifier's part: lookahead minus `other` on the puzzles answered in naked-single order."""
+    return [_ll_vs(main, label, "sudoku4_singles", other, r["final"])]
+
+
+def _singles_not_measurable(singles_ran: bool) -> str:
+    """Why the falsifier is not measured: its task is not among the accuracy table's runs."""
+    return "" if singles_ran else SINGLES_NOT_TRAINED
+
+
+def _foresight_free(main: list[RunSpec], other: str) -> Falsifier:
+    """Lookahead minus `other` on the 4x4 puzzles answered in naked-single order."""
+    name = "NTP" if other == "ntp" else other
+    label = f"{TASK_LABELS['sudoku4_singles']}: lookahead minus {name} exact match"
+    singles_ran = any(r.task == "sudoku4_singles" for r in main)
+    return Falsifier(origin="our construction",  # a setting we chose: the paper draws no such contrast
+                     setting=SINGLES_SETTING, why=SINGLES_WHY,
+                     measure=lambda r: _singles_measure(r, main, label, other),
+                     not_measurable=lambda cfg: _singles_not_measurable(singles_ran))
+
+
+def _ll1(r: dict, main: list[RunSpec]) -> list[Part]:
+    return [_ll_vs(main, "4x4 Sudoku: lookahead minus NTP exact match", "sudoku4", "ntp", r["final"])]
+
+
+def _ll2(r: dict, main: list[RunSpec]) -> list[Part]:
+    return [_ll_vs(main, "4x4 Sudoku: lookahead minus pause exact match (same tau)", "sudoku4", "pause",
+                   r["final"])]
+
+
+def _ll3(r: dict, main: list[RunSpec], others: list[str]) -> list[Part]:
+    f = r["final"]
+    return [_ll_vs(main, f"{TASK_LABELS[t]}: lookahead minus NTP exact match", t, "ntp", f) for t in others]
+
+
+def _ll6(r: dict, main: list[RunSpec], others: list[str]) -> list[Part]:
+    return [_ll_vs(main, f"{TASK_LABELS[t]}: lookahead minus pause exact match (same tau)", t, "pause",
+                   r["final"]) for t in others]
+
+
+def _ll4(r: dict, runs: dict[str, list[RunSpec]]) -> list[Part]:
+    la = [s for s in runs["tau_scaling"] if s.method == "lookahead"]
+    f = r["final"]
+    taus = {s.name: f[f["run"] == s.name]["tau"] for s in la}
+    if len(la) < 2 or any(t.empty for t in taus.values()):
+        raise KeyError("two or more tau values")
+    ordered = sorted(la, key=lambda s: int(taus[s.name].iloc[0]))
+    lo, hi = ordered[0], ordered[-1]
+    t_lo, t_hi = int(taus[lo.name].iloc[0]), int(taus[hi.name].iloc[0])
+    return [difference(f"{TASK_LABELS[lo.task]}: exact match at tau={t_hi} minus tau={t_lo}",
+                       exact_match(f, hi.name), exact_match(f, lo.name), floor=FLOOR)]
+
+
+def _ll5(r: dict, runs: dict[str, list[RunSpec]]) -> list[Part]:
+    bid, cau = runs["ablation_mask"]
+    return [difference("bidirectional minus causal latent attention, exact match",
+                       exact_match(r["final"], bid.name), exact_match(r["final"], cau.name), floor=FLOOR)]
+
+
+def _tau_scaling_task(runs: dict[str, list[RunSpec]]) -> str:
+    """The task of the tau-scaling runs (4x4 Sudoku where none run)."""
+    return runs["tau_scaling"][0].task if runs["tau_scaling"] else "sudoku4"
+
+
+def _ablation_task(runs: dict[str, list[RunSpec]]) -> str:
+    """The task of the attention-mask ablation's runs (4x4 Sudoku where none run)."""
+    return runs["ablation_mask"][0].task if runs["ablation_mask"] else "sudoku4"
+
+
+def claim_ll1(runs: dict[str, list[RunSpec]], cfg: dict) -> Claim:
+    main = runs["accuracy_table"]
+    return Claim(
+        id="LL-1",
+        statement="On 4x4 Sudoku latent lookahead beats next-token prediction.",
+        paper_value="93.5 vs 78.0 (+15.5 points)",
+        paper_source=SOURCE,
+        statistic=STATISTIC,
+        rule="CI > 0",
+        measure=lambda r: _ll1(r, main),
+        source=OUTPERFORMS,
+        uses=("data.sudoku4", "training.sudoku4"),
+        not_measurable=_no_sudoku4,
+        reading=SUBSTANTIALLY,
+        figures=("accuracy_table", "training_curves"),
+        falsifier=_foresight_free(main, "ntp"),
+    )
+
+
+def claim_ll2(runs: dict[str, list[RunSpec]], cfg: dict) -> Claim:
+    main = runs["accuracy_table"]
+    return Claim(
+        id="LL-2",
+        statement="On 4x4 Sudoku latent lookahead beats pause tokens at equal tau.",
+        paper_value="93.5 vs 86.0 (+7.5 points)",
+        paper_source=SOURCE,
+        statistic=STATISTIC,
+        rule="CI > 0",
+        measure=lambda r: _ll2(r, main),
+        source=OUTPERFORMS,
+        uses=("data.sudoku4", "training.sudoku4"),
+        not_measurable=_no_sudoku4,
+        reading=SUBSTANTIALLY,
+        figures=("accuracy_table", "training_curves"),
+        falsifier=_foresight_free(main, "pause"),
+    )
+
+
+def claim_ll3(runs: dict[str, list[RunSpec]], cfg: dict) -> Claim:
+    main = runs["accuracy_table"]
+    others = _others(main)
+    return Claim(
+        id="LL-3",
+        statement="Lookahead beats NTP on 9x9 Sudoku, mazes and ProsQA, not only 4x4 Sudoku (every "
+        "task run is a part).",
+        paper_value="+23.0 (9x9), +3.0 (maze), +11.3 (ProsQA) points",
+        paper_source=SOURCE,
+        statistic=STATISTIC,
+        rule="every part's CI > 0",
+        measure=lambda r: _ll3(r, main, others),
+        source=OUTPERFORMS,
+        uses=PER_TASK_USES,
+        not_measurable=_other_tasks,
+        reading=SUBSTANTIALLY,
+        figures=("accuracy_table",),
+        falsifier=_foresight_free(main, "ntp"),
+    )
+
+
+def claim_ll4(runs: dict[str, list[RunSpec]], cfg: dict) -> Claim:
+    ts = _tau_scaling_task(runs)
+    return Claim(
+        id="LL-4",
+        statement="Accuracy rises with the number of latent steps tau (the paper shows it on 9x9 "
+        "Sudoku).",
+        paper_value="rises from tau=2 to tau=70 on 9x9 Sudoku (qualitative; figure values not "
+        "verified offline)",
+        paper_source="arXiv 2603.20219, tau-scaling figure",
+        statistic="paired difference, largest minus smallest tau, on the tau-scaling task",
+        rule="CI > 0",
+        measure=lambda r: _ll4(r, runs),
+        source=COMPUTE,
+        kind="hypothesis",
+        reading=LL4_READING,
+        uses=("tau_scaling", f"data.{ts}", f"training.{ts}"),
+        not_measurable=lambda cfg: _switched_off(cfg, "tau_scaling"),
+        figures=("tau_scaling",),
+    )
+
+
+def claim_ll5(runs: dict[str, list[RunSpec]], cfg: dict) -> Claim:
+    ab = _ablation_task(runs)
+    return Claim(
+        id="LL-5",
+        statement="Bidirectional attention among the latents of a thought beats causal attention.",
+        paper_value="bidirectional better (qualitative; exact values not verified offline)",
+        paper_source="arXiv 2603.20219, attention ablation",
+        statistic=STATISTIC,
+        rule="CI > 0",
+        measure=lambda r: _ll5(r, runs),
+        source=LOOKAHEAD,
+        kind="hypothesis",
+        reading=LL5_READING,
+        uses=("ablation", f"data.{ab}", f"training.{ab}"),
+        not_measurable=lambda cfg: _switched_off(cfg, "ablation"),
+        figures=("ablation_mask",),
+    )
+
+
+def claim_ll6(runs: dict[str, list[RunSpec]], cfg: dict) -> Claim:
+    main = runs["accuracy_table"]
+    others = _others(main)
+    return Claim(
+        id="LL-6",
+        statement="Lookahead beats pause tokens on every task, not only 4x4 Sudoku.",
+        paper_value="+23.0 (9x9), +2.0 (maze), +9.3 (ProsQA) points over pause",
+        paper_source=SOURCE,
+        statistic=STATISTIC,
+        rule="every part's CI > 0",
+        measure=lambda r: _ll6(r, main, others),
+        source=OUTPERFORMS,
+        uses=PER_TASK_USES,
+        not_measurable=_other_tasks,
+        figures=("accuracy_table",),
+        falsifier=_foresight_free(main, "pause"),
+    )
+
+
+CLAIMS = (claim_ll1, claim_ll2, claim_ll3, claim_ll4, claim_ll5, claim_ll6)
+
+
 def claims(runs: dict[str, list[RunSpec]], cfg: dict | None = None) -> list[Claim]:
     """LL-1..LL-6 for the run names of this configuration (`cfg` is not read: every threshold is 0)."""
-    main = runs["accuracy_table"]
-    others = [t for t in ("sudoku9", "maze", "prosqa") if any(s.task == t for s in main)]
-
-    def find(task: str, method: str) -> str:
-        for r in main:
-            if r.task == task and r.method == method:
-                return r.name
-        raise KeyError(f"{task}_{method}")
-
-    def ll_vs(label: str, task: str, other: str, f: pd.DataFrame) -> Part:
-        return difference(label, exact_match(f, find(task, "lookahead")), exact_match(f, find(task, other)),
-                          floor=FLOOR, paper_value=_gain(task, other) if task in PAPER_TABLE else None,
-                          method="lookahead")
-
-    singles_ran = any(r.task == "sudoku4_singles" for r in main)
-
-    def foresight_free(other: str) -> Falsifier:
-        """Lookahead minus `other` on the 4x4 puzzles answered in naked-single order."""
-        name = "NTP" if other == "ntp" else other
-        label = f"{TASK_LABELS['sudoku4_singles']}: lookahead minus {name} exact match"
-
-        def measure(r: dict) -> list[Part]:
-            return [ll_vs(label, "sudoku4_singles", other, r["final"])]
-
-        def not_measurable(cfg: dict) -> str:
-            return "" if singles_ran else ("its task is not trained here (it runs where sudoku4 does, "
-                                           "unless latent_lookahead.singles.run is false)")
-
-        return Falsifier(setting=SINGLES_SETTING, why=SINGLES_WHY, measure=measure,
-                         not_measurable=not_measurable)
-
-    def ll1(r: dict) -> list[Part]:
-        return [ll_vs("4x4 Sudoku: lookahead minus NTP exact match", "sudoku4", "ntp", r["final"])]
-
-    def ll2(r: dict) -> list[Part]:
-        return [ll_vs("4x4 Sudoku: lookahead minus pause exact match (same tau)", "sudoku4", "pause",
-                      r["final"])]
-
-    def ll3(r: dict) -> list[Part]:
-        f = r["final"]
-        return [ll_vs(f"{TASK_LABELS[t]}: lookahead minus NTP exact match", t, "ntp", f) for t in others]
-
-    def ll6(r: dict) -> list[Part]:
-        return [ll_vs(f"{TASK_LABELS[t]}: lookahead minus pause exact match (same tau)", t, "pause",
-                      r["final"]) for t in others]
-
-    def ll4(r: dict) -> list[Part]:
-        la = [s for s in runs["tau_scaling"] if s.method == "lookahead"]
-        f = r["final"]
-        taus = {s.name: f[f["run"] == s.name]["tau"] for s in la}
-        if len(la) < 2 or any(t.empty for t in taus.values()):
-            raise KeyError("two or more tau values")
-        ordered = sorted(la, key=lambda s: int(taus[s.name].iloc[0]))
-        lo, hi = ordered[0], ordered[-1]
-        t_lo, t_hi = int(taus[lo.name].iloc[0]), int(taus[hi.name].iloc[0])
-        return [difference(f"{TASK_LABELS[lo.task]}: exact match at tau={t_hi} minus tau={t_lo}",
-                           exact_match(f, hi.name), exact_match(f, lo.name), floor=FLOOR)]
-
-    def ll5(r: dict) -> list[Part]:
-        bid, cau = runs["ablation_mask"]
-        return [difference("bidirectional minus causal latent attention, exact match",
-                           exact_match(r["final"], bid.name), exact_match(r["final"], cau.name), floor=FLOOR)]
-
-    stat = "paired (per seed) difference in held-out exact match (verifier-scored), final step"
-    per_task = ("tasks", "data", "training")
-    ts = runs["tau_scaling"][0].task if runs["tau_scaling"] else "sudoku4"
-    ab = runs["ablation_mask"][0].task if runs["ablation_mask"] else "sudoku4"
-    return [
-        Claim(
-            id="LL-1",
-            statement="On 4x4 Sudoku latent lookahead beats next-token prediction.",
-            paper_value="93.5 vs 78.0 (+15.5 points)",
-            paper_source=SOURCE,
-            statistic=stat,
-            rule="CI > 0",
-            measure=ll1,
-            source=OUTPERFORMS,
-            uses=("data.sudoku4", "training.sudoku4"),
-            not_measurable=_no_sudoku4,
-            reading=SUBSTANTIALLY,
-            figures=("accuracy_table", "training_curves"),
-            falsifier=foresight_free("ntp"),
-        ),
-        Claim(
-            id="LL-2",
-            statement="On 4x4 Sudoku latent lookahead beats pause tokens at equal tau.",
-            paper_value="93.5 vs 86.0 (+7.5 points)",
-            paper_source=SOURCE,
-            statistic=stat,
-            rule="CI > 0",
-            measure=ll2,
-            source=OUTPERFORMS,
-            uses=("data.sudoku4", "training.sudoku4"),
-            not_measurable=_no_sudoku4,
-            reading=SUBSTANTIALLY,
-            figures=("accuracy_table", "training_curves"),
-            falsifier=foresight_free("pause"),
-        ),
-        Claim(
-            id="LL-3",
-            statement="Lookahead beats NTP on 9x9 Sudoku, mazes and ProsQA, not only 4x4 Sudoku (every "
-            "task run is a part).",
-            paper_value="+23.0 (9x9), +3.0 (maze), +11.3 (ProsQA) points",
-            paper_source=SOURCE,
-            statistic=stat,
-            rule="every part's CI > 0",
-            measure=ll3,
-            source=OUTPERFORMS,
-            uses=per_task,
-            not_measurable=_other_tasks,
-            reading=SUBSTANTIALLY,
-            figures=("accuracy_table",),
-            falsifier=foresight_free("ntp"),
-        ),
-        Claim(
-            id="LL-4",
-            statement="Accuracy rises with the number of latent steps tau (the paper shows it on 9x9 "
-            "Sudoku).",
-            paper_value="rises from tau=2 to tau=70 on 9x9 Sudoku (qualitative; figure values not "
-            "verified offline)",
-            paper_source="arXiv 2603.20219, tau-scaling figure",
-            statistic="paired difference, largest minus smallest tau, on the tau-scaling task",
-            rule="CI > 0",
-            measure=ll4,
-            source=COMPUTE,
-            kind="hypothesis",
-            reading="that more latent steps give higher accuracy: the abstract motivates spending more "
-            "compute on difficult tokens; the tau-scaling figure that shows it is not available offline",
-            uses=("tau_scaling", f"data.{ts}", f"training.{ts}"),
-            not_measurable=lambda cfg: _switched_off(cfg, "tau_scaling"),
-            figures=("tau_scaling",),
-        ),
-        Claim(
-            id="LL-5",
-            statement="Bidirectional attention among the latents of a thought beats causal attention.",
-            paper_value="bidirectional better (qualitative; exact values not verified offline)",
-            paper_source="arXiv 2603.20219, attention ablation",
-            statistic=stat,
-            rule="CI > 0",
-            measure=ll5,
-            source=LOOKAHEAD,
-            kind="hypothesis",
-            reading="the attention mask among latents is not in the abstract; the ablation reported in the "
-            "paper body is not available offline",
-            uses=("ablation", f"data.{ab}", f"training.{ab}"),
-            not_measurable=lambda cfg: _switched_off(cfg, "ablation"),
-            figures=("ablation_mask",),
-        ),
-        Claim(
-            id="LL-6",
-            statement="Lookahead beats pause tokens on every task, not only 4x4 Sudoku.",
-            paper_value="+23.0 (9x9), +2.0 (maze), +9.3 (ProsQA) points over pause",
-            paper_source=SOURCE,
-            statistic=stat,
-            rule="every part's CI > 0",
-            measure=ll6,
-            source=OUTPERFORMS,
-            uses=per_task,
-            not_measurable=_other_tasks,
-            figures=("accuracy_table",),
-            falsifier=foresight_free("pause"),
-        ),
-    ]
+    return [make(runs, cfg) for make in CLAIMS]
 
 
 # ---------------------------------------------------------------- the paper's declaration

@@ -245,131 +245,163 @@ FIGURES = (
 # ---------------------------------------------------------------- claims
 
 
-def claims(runs: dict[str, list[Train]], cfg: dict) -> list[Claim]:
-    """SC-1..SC-3 for this configuration; results = {"points": ...}."""
-    widths, base = sorted(int(w) for w in cfg["widths"]), int(cfg["base_width"])
-    widest, margins = widths[-1], cfg["margins"]
+# SC-1's reading
+SHARP_READING = ("'largely independent of the size' is read as: the widths' sharpness along training "
+                 "lies within the pilot's margin of each other; the sharpness is the Hessian's top "
+                 "eigenvalue preconditioned by the width-dependent part of the learning rate "
+                 "(gamma^2 lambda_max), our reading of how the paper compares widths whose SGD rates "
+                 "differ")
+
+
+def _widths(cfg: dict) -> list[int]:
+    """The configured widths, sorted."""
+    return sorted(int(w) for w in cfg["widths"])
+
+
+def _foreign(cfg: dict) -> str:
+    """Why SC-1's and SC-3's margins carry no evidence here ("" when they are this scale's and data's)."""
     data = cfg.get("dataset") or DATASET
-    foreign = "; ".join(filter(None, [  # margins from another dataset's or another scale's pilot: no evidence
+    return "; ".join(filter(None, [  # margins from another dataset's or another scale's pilot: no evidence
         foreign_margin(PAPER, data, cfg.get("pilot_dataset") or DATASET, "SC-1's and SC-3's margins"),
         borrowed_noise(cfg.get("margins_from"), "SC-1's and SC-3's margins", PAPER)]))
-    setting = (f"; setting: residual MLP with {cfg['depth']} residual blocks on {datasets.get(data).title}, "
-               f"widths {widths} (base {base}), "
-               f"SGD at eta0 {cfg['eta0']:g} times gamma^2, batch {cfg['batch_size']}, {cfg['steps']} steps, "
-               f"sharpness every {cfg['measure_every']} steps on {cfg['hessian_batch']} training images "
-               f"({cfg['power_iters']} power iterations at most)")
 
-    def sc1_parts(r: dict, param: str) -> list[Part]:
-        return [Part(f"{PARAMS[param]}: log10 sharpness spread over widths {widths}, averaged along "
-                     f"training, < {margins['sharpness']:g} decades", trajectory_spread(r["points"], param),
-                     margins["sharpness"], "below", no_evidence=foreign)]
 
-    def sc2_parts(r: dict, at_start: bool) -> list[Part]:
-        ntk = trajectory_spread(r["points"], "ntk", at_start)
-        mup = trajectory_spread(r["points"], "mup", at_start)
-        when = "at step 0" if at_start else "averaged along training"
-        return [Part(f"log10 sharpness spread over widths {when}, NTK minus muP (decades)",
-                     {s: ntk[s] - mup[s] for s in ntk if s in mup}, 0.0)]
+def _setting(cfg: dict) -> str:
+    """The setting appended to every claim's statistic."""
+    widths, base, data = _widths(cfg), int(cfg["base_width"]), cfg.get("dataset") or DATASET
+    return (f"; setting: residual MLP with {cfg['depth']} residual blocks on {datasets.get(data).title}, "
+            f"widths {widths} (base {base}), "
+            f"SGD at eta0 {cfg['eta0']:g} times gamma^2, batch {cfg['batch_size']}, {cfg['steps']} steps, "
+            f"sharpness every {cfg['measure_every']} steps on {cfg['hessian_batch']} training images "
+            f"({cfg['power_iters']} power iterations at most)")
 
-    def sc3_parts(r: dict, fading: str, staying: str) -> list[Part]:
-        fades = movement_change(r["points"], fading, base, widest)
-        stays = movement_change(r["points"], staying, base, widest)
-        m, f, s = margins["features"], PARAMS[fading], PARAMS[staying]
-        return [Part(f"{f}: log10 feature movement at width {widest} minus at {base}", fades, 0.0, "below"),
-                Part(f"{s}: log10 feature movement at width {widest} minus at {base} < +{m:g}", stays, m,
-                     "below", no_evidence=foreign),
-                Part(f"{s}: log10 feature movement at width {widest} minus at {base} > -{m:g}", stays, -m,
-                     "above", no_evidence=foreign)]
 
-    def sc1(r: dict) -> list[Part]:
-        return sc1_parts(r, "mup")
+def _sc1_parts(r: dict, param: str, widths: list[int], margins: dict, foreign: str) -> list[Part]:
+    """SC-1's part: `param`'s sharpness spread over the widths, averaged along training, below the margin."""
+    return [Part(f"{PARAMS[param]}: log10 sharpness spread over widths {widths}, averaged along "
+                 f"training, < {margins['sharpness']:g} decades", trajectory_spread(r["points"], param),
+                 margins["sharpness"], "below", no_evidence=foreign)]
 
-    def sc2(r: dict) -> list[Part]:
-        return sc2_parts(r, at_start=False)
 
-    def sc3(r: dict) -> list[Part]:
-        return sc3_parts(r, "ntk", "mup")
+def _sc2_parts(r: dict, at_start: bool) -> list[Part]:
+    """SC-2's part: the widths' sharpness spread, NTK minus muP (at step 0 with `at_start`)."""
+    ntk = trajectory_spread(r["points"], "ntk", at_start)
+    mup = trajectory_spread(r["points"], "mup", at_start)
+    when = "at step 0" if at_start else "averaged along training"
+    return [Part(f"log10 sharpness spread over widths {when}, NTK minus muP (decades)",
+                 {s: ntk[s] - mup[s] for s in ntk if s in mup}, 0.0)]
 
-    sharp_reading = ("'largely independent of the size' is read as: the widths' sharpness along training "
-                     "lies within the pilot's margin of each other; the sharpness is the Hessian's top "
-                     "eigenvalue preconditioned by the width-dependent part of the learning rate "
-                     "(gamma^2 lambda_max), our reading of how the paper compares widths whose SGD rates "
-                     "differ")
-    return [
-        Claim(
-            id="SC-1",
-            statement="Under muP the sharpness is largely independent of the width, along training.",
-            paper_value="consistent across sizes along training (" + QUAL + ")",
-            paper_source=SOURCE + ", abstract",
-            statistic="per seed, muP: at each measured step after step 0, the largest minus the smallest "
-            "log10 sharpness over the widths; averaged over those steps" + setting,
-            rule="CI below the margin (config/pilots/super_consistency.<scale>.json)",
-            measure=sc1,
-            source=CONSISTENT,
-            reading=sharp_reading,
-            uses=("widths", "base_width", "eta0", "steps"),
-            drawn=(("sharpness_spread", "y"),),
-            caveat=f"{len(widths)} widths, from {widths[0]} to {widest}; a spread over widths grows with "
-            "SGD's noise, so this test errs towards 'inconclusive'. " + REPLACED,
-            figures=("sharpness_trajectories", "sharpness_spread"),
-            falsifier=Falsifier(
-                setting="NTK instead of muP",
-                why="the paper contrasts muP with the NTK scaling, where 'the sharpness exhibits very "
-                "different dynamics at different scales', so the NTK widths' spread should exceed the "
-                "margin (one width's seed-to-seed range, MARGIN_RULE)",
-                measure=lambda r: sc1_parts(r, "ntk"),
-            ),
+
+def _sc3_parts(r: dict, fading: str, staying: str, base: int, widest: int, margins: dict,
+               foreign: str) -> list[Part]:
+    """SC-3's parts: `fading`'s feature movement falls with width, `staying`'s stays within the margin."""
+    fades = movement_change(r["points"], fading, base, widest)
+    stays = movement_change(r["points"], staying, base, widest)
+    m, f, s = margins["features"], PARAMS[fading], PARAMS[staying]
+    return [Part(f"{f}: log10 feature movement at width {widest} minus at {base}", fades, 0.0, "below"),
+            Part(f"{s}: log10 feature movement at width {widest} minus at {base} < +{m:g}", stays, m,
+                 "below", no_evidence=foreign),
+            Part(f"{s}: log10 feature movement at width {widest} minus at {base} > -{m:g}", stays, -m,
+                 "above", no_evidence=foreign)]
+
+
+def claim_sc1(runs: dict[str, list[Train]], cfg: dict) -> Claim:
+    """SC-1: under muP the sharpness is largely independent of the width, along training."""
+    widths, margins, foreign = _widths(cfg), cfg["margins"], _foreign(cfg)
+    widest = widths[-1]
+    return Claim(
+        id="SC-1",
+        statement="Under muP the sharpness is largely independent of the width, along training.",
+        paper_value="consistent across sizes along training (" + QUAL + ")",
+        paper_source=SOURCE + ", abstract",
+        statistic="per seed, muP: at each measured step after step 0, the largest minus the smallest "
+        "log10 sharpness over the widths; averaged over those steps" + _setting(cfg),
+        rule="CI below the margin (config/pilots/super_consistency.<scale>.json)",
+        measure=lambda r: _sc1_parts(r, "mup", widths, margins, foreign),
+        source=CONSISTENT,
+        reading=SHARP_READING,
+        uses=("widths", "base_width", "eta0", "steps"),
+        drawn=(("sharpness_spread", "y"),),
+        caveat=f"{len(widths)} widths, from {widths[0]} to {widest}; a spread over widths grows with "
+        "SGD's noise, so this test errs towards 'inconclusive'. " + REPLACED,
+        figures=("sharpness_trajectories", "sharpness_spread"),
+        falsifier=Falsifier(
+            origin="outcome known before",  # seen before the verdict runs: the caveat or `why` says how
+            setting="NTK instead of muP",
+            why="the paper contrasts muP with the NTK scaling, where 'the sharpness exhibits very "
+            "different dynamics at different scales', so the NTK widths' spread should exceed the "
+            "margin (one width's seed-to-seed range, MARGIN_RULE)",
+            measure=lambda r: _sc1_parts(r, "ntk", widths, margins, foreign),
         ),
-        Claim(
-            id="SC-2",
-            statement="Under the NTK scaling the sharpness's dynamics differ across widths more than under "
-            "muP.",
-            paper_value="very different dynamics at different scales (" + QUAL + ")",
-            paper_source=SOURCE + ", abstract",
-            statistic="per seed: the widths' log10 sharpness spread averaged along training (SC-1's "
-            "statistic), NTK minus muP (same initial weights and batches per width)" + setting,
-            rule="CI > 0",
-            measure=sc2,
-            source=DIFFERENT,
-            uses=("widths", "base_width", "eta0", "steps"),
-            reading="'very different dynamics at different scales' is read as a larger spread of the "
-            "widths' sharpness along training than muP's; only its sign is tested: no margin for 'very' "
-            "was fixed before the runs",
-            figures=("sharpness_trajectories", "sharpness_spread"),
-            falsifier=Falsifier(
-                setting="at initialization (step 0) instead of along training",
-                why="the paper's difference is in the dynamics, caused by the 'progressive absence' of "
-                "feature learning under NTK, which has not begun before the first step",
-                measure=lambda r: sc2_parts(r, at_start=True),
-            ),
+    )
+
+
+def claim_sc2(runs: dict[str, list[Train]], cfg: dict) -> Claim:
+    """SC-2: under the NTK scaling the sharpness differs across widths more than under muP."""
+    return Claim(
+        id="SC-2",
+        statement="Under the NTK scaling the sharpness's dynamics differ across widths more than under "
+        "muP.",
+        paper_value="very different dynamics at different scales (" + QUAL + ")",
+        paper_source=SOURCE + ", abstract",
+        statistic="per seed: the widths' log10 sharpness spread averaged along training (SC-1's "
+        "statistic), NTK minus muP (same initial weights and batches per width)" + _setting(cfg),
+        rule="CI > 0",
+        measure=lambda r: _sc2_parts(r, at_start=False),
+        source=DIFFERENT,
+        uses=("widths", "base_width", "eta0", "steps"),
+        reading="'very different dynamics at different scales' is read as a larger spread of the "
+        "widths' sharpness along training than muP's; only its sign is tested: no margin for 'very' "
+        "was fixed before the runs",
+        figures=("sharpness_trajectories", "sharpness_spread"),
+        falsifier=Falsifier(
+            origin="our construction",  # a setting we chose: the paper draws no such contrast
+            setting="at initialization (step 0) instead of along training",
+            why="the paper's difference is in the dynamics, caused by the 'progressive absence' of "
+            "feature learning under NTK, which has not begun before the first step",
+            measure=lambda r: _sc2_parts(r, at_start=True),
         ),
-        Claim(
-            id="SC-3",
-            statement="Feature learning stays under muP and fades with width under the NTK scaling.",
-            paper_value="presence (muP) or progressive absence (NTK) of feature learning (" + QUAL + ")",
-            paper_source=SOURCE + ", abstract",
-            statistic="per seed: log10 of the last hidden layer's relative feature movement after "
-            f"{cfg['steps']} steps at width {widest} minus at the base width {base}; NTK below 0, muP within "
-            f"+-{margins['features']:g} decades" + setting,
-            rule="NTK's CI < 0, and muP's CI within the margin on both sides",
-            measure=sc3,
-            source=CAUSE,
-            reading="the premise of the paper's argument, measured as the features' movement from "
-            "initialization; that this causes the sharpness's behaviour is the paper's argument and is not "
-            "tested here",
-            uses=("widths", "base_width", "eta0", "steps"),
-            figures=("feature_movement",),
-            drawn=(("feature_movement", "y"),),
-            caveat=REPLACED,
-            falsifier=Falsifier(
-                setting="muP and NTK swapped",
-                why="the paper names the 'presence (for muP) or progressive absence (for the NTK scaling) of "
-                "feature learning', so muP's movement should not fall with width (the fading rule) and "
-                "NTK's should leave the margin",
-                measure=lambda r: sc3_parts(r, "mup", "ntk"),
-            ),
+    )
+
+
+def claim_sc3(runs: dict[str, list[Train]], cfg: dict) -> Claim:
+    """SC-3: feature learning stays under muP and fades with width under the NTK scaling."""
+    base, widest, margins, foreign = int(cfg["base_width"]), _widths(cfg)[-1], cfg["margins"], _foreign(cfg)
+    return Claim(
+        id="SC-3",
+        statement="Feature learning stays under muP and fades with width under the NTK scaling.",
+        paper_value="presence (muP) or progressive absence (NTK) of feature learning (" + QUAL + ")",
+        paper_source=SOURCE + ", abstract",
+        statistic="per seed: log10 of the last hidden layer's relative feature movement after "
+        f"{cfg['steps']} steps at width {widest} minus at the base width {base}; NTK below 0, muP within "
+        f"+-{margins['features']:g} decades" + _setting(cfg),
+        rule="NTK's CI < 0, and muP's CI within the margin on both sides",
+        measure=lambda r: _sc3_parts(r, "ntk", "mup", base, widest, margins, foreign),
+        source=CAUSE,
+        reading="the premise of the paper's argument, measured as the features' movement from "
+        "initialization; that this causes the sharpness's behaviour is the paper's argument and is not "
+        "tested here",
+        uses=("widths", "base_width", "eta0", "steps"),
+        figures=("feature_movement",),
+        drawn=(("feature_movement", "y"),),
+        caveat=REPLACED,
+        falsifier=Falsifier(
+            origin="outcome known before",  # seen before the verdict runs: the caveat or `why` says how
+            setting="muP and NTK swapped",
+            why="the paper names the 'presence (for muP) or progressive absence (for the NTK scaling) of "
+            "feature learning', so muP's movement should not fall with width (the fading rule) and "
+            "NTK's should leave the margin",
+            measure=lambda r: _sc3_parts(r, "mup", "ntk", base, widest, margins, foreign),
         ),
-    ]
+    )
+
+
+CLAIMS = (claim_sc1, claim_sc2, claim_sc3)
+
+
+def claims(runs: dict[str, list[Train]], cfg: dict) -> list[Claim]:
+    """SC-1..SC-3 for this configuration; results = {"points": ...}."""
+    return [make(runs, cfg) for make in CLAIMS]
 
 
 # ---------------------------------------------------------------- cost (the plan)

@@ -143,11 +143,21 @@ def _scorecards(snaps: dict) -> list[tuple[str, dict]]:
 KIND_WORDS = {"paper": "the papers' own findings, each with a falsifier (replications)",
               "cannot discriminate": "the papers' findings whose falsifier reads replicated too (cannot "
                                      "discriminate)",
+              "falsifier inconclusive": "the papers' findings whose falsifier is inconclusive and not "
+                                        "significantly different from them (falsifier inconclusive)",
               "falsifier not measured": "the papers' findings whose falsifier gives no evidence here "
                                         "(falsifier not measured)",
               "falsifier fixed by its pilot": "the papers' findings whose falsifier reads the statistic "
                                               "whose pilot value sized the margin (falsifier fixed by its "
                                               "pilot)",
+              "falsifier of our construction": "the papers' findings whose falsifier's setting is ours, "
+                                               "not the paper's contrast (falsifier of our construction)",
+              "falsifier outcome known before": "the papers' findings whose falsifier's outcome was known "
+                                                "before the verdict runs (falsifier outcome known before)",
+              "changed after its seeds were seen": "the papers' findings changed since their registration "
+                                                   "(changed after its seeds were seen)",
+              "known from its pilot": "the papers' findings whose pilot ran at their verdict settings "
+                                      "(known from its pilot)",
               "seen seeds only": "the papers' findings judged only on seeds seen before their margin, "
                                  "statistic or settings were fixed (seen seeds only)",
               "check": "checks (hold by construction)",
@@ -181,7 +191,7 @@ def block_verdict_summary(snaps: dict) -> str:
                 tags = [row["kind"]] if row["kind"] != "paper" else []
                 if row.get("seen_only") and row["kind"] != "seen seeds only":  # counted by its other kind
                     tags.append("seen seeds only")
-                if any(fragile(part.get("stability")) for part in row["parts"].values()):
+                if fragile(row_stability(row)):
                     tags.append("fragile")
                 tag = f" ({'; '.join(tags)})" if tags else ""
                 groups[row["verdict"] if row["measured"] else "not measured"].append(cid + tag)
@@ -267,16 +277,23 @@ def block_claim_counts(snaps: dict) -> str:
     snap = snaps["scorecard-smoke"]
     by_kind = collections.Counter(row["kind"] for row in _all_claims(snap).values())
     own = {"paper": "replications", "cannot discriminate": "that cannot discriminate", "check": "checks",
+           "falsifier inconclusive": "with their falsifier inconclusive",
            "falsifier not measured": "with their falsifier not measured",
            "falsifier fixed by its pilot": "with their falsifier fixed by its pilot",
+           "known from its pilot": "known from their pilot",
+           "changed after its seeds were seen": "changed after their seeds were seen",
+           "falsifier of our construction": "with a falsifier of our construction",
+           "falsifier outcome known before": "with their falsifier's outcome known before",
            "seen seeds only": "on seen seeds only"}
     split = ", ".join(f"{by_kind[k]} {w}" for k, w in own.items() if by_kind[k])
     return (f"{sum(by_kind.values())} claims: {sum(by_kind[k] for k in own)} state a paper's own finding "
             f"({split}), "
             f"{by_kind['background']} quote background and {by_kind['hypothesis']} are hypotheses of ours "
             "(counted from the published smoke scorecard: kinds from the declarations; \"cannot "
-            "discriminate\" and \"falsifier not measured\" from its verdicts; \"fixed by its pilot\" from "
-            "the falsifiers' `sized_by_pilot`; \"on seen seeds only\" from the smoke scale's `seen_seeds`).")
+            "discriminate\", \"falsifier inconclusive\" and \"falsifier not measured\" from its verdicts; "
+            "\"fixed by its pilot\" from the falsifiers' `sized_by_pilot`; \"known from their pilot\" from "
+            "the claims' `known_from_pilot`; the falsifiers' origins from their `origin`; \"on seen seeds "
+            "only\" from the smoke scale's `seen_seeds`).")
 
 
 def _hours(h: float) -> str:
@@ -613,9 +630,18 @@ def block_margins(snaps: dict) -> str:
     return "\n".join(lines)
 
 
+def row_stability(row: dict) -> float | None:
+    """A published row's stability: its own, drawn jointly (replikit.scoring.claims.row_stability), or,
+    in a snapshot written before rows had one, its least stable part's."""
+    if "stability" in row:
+        return row["stability"]
+    known = [p["stability"] for p in row["parts"].values() if p.get("stability") is not None]
+    return min(known, default=None)
+
+
 def block_fragile(snaps: dict) -> str:
-    """Every part of a published scorecard whose stability (the chance that 5 fresh seeds give the
-    same verdict, replikit.scoring.stability) is below the fragile line."""
+    """Every row of a published scorecard whose stability (the chance that 5 fresh seeds leave it where
+    it stands, replikit.scoring.stability) is below the fragile line."""
     from replikit.scoring.stability import FRAGILE_BELOW, fragile
 
     lines = []
@@ -623,18 +649,19 @@ def block_fragile(snaps: dict) -> str:
         snap = snaps.get(f"scorecard-{scale}")
         if snap is None:
             continue
-        rows = [f"| {scale} | {cid} | {label} | {part['verdict']} | {part['stability']:.2f} |"
+        rows = [f"| {scale} | {cid} | {row['verdict']} | {row['kind']} | {row_stability(row):.2f} |"
                 for claims in snap["papers"].values() for cid, row in claims.items()
-                for label, part in row["parts"].items() if fragile(part.get("stability"))]
-        known = any(part.get("stability") is not None for claims in snap["papers"].values()
-                    for row in claims.values() for part in row["parts"].values())
+                if fragile(row_stability(row))]
+        known = any(row_stability(row) is not None for claims in snap["papers"].values()
+                    for row in claims.values())
         if not known:
             lines.append(f"The published {scale} scorecard holds no stability yet.")
         elif rows:
-            lines += [f"Parts whose stability is below {FRAGILE_BELOW:g} at the {scale} scale:", "",
-                      "| scale | claim | part | verdict | stability |", "|---|---|---|---|---|", *rows, ""]
+            lines += [f"Rows whose stability is below {FRAGILE_BELOW:g} at the {scale} scale:", "",
+                      "| scale | claim | verdict | standing | stability |", "|---|---|---|---|---|", *rows,
+                      ""]
         else:
-            lines.append(f"No part of the {scale} scale is fragile.")
+            lines.append(f"No row of the {scale} scale is fragile.")
     return "\n".join(lines).strip() or "No published scorecard yet."
 
 

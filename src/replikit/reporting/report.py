@@ -49,7 +49,9 @@ def load_benchmark(path: str) -> dict:
 def row_kind(claim: dict) -> str:
     """`paper` (the paper's own finding, with a falsifier: counted as a replication), `check` (a paper
     claim that holds by construction: Claim.check), `cannot discriminate` (a paper claim whose
-    falsifier reads "replicated" too), `falsifier not measured` (a paper claim measured here whose
+    falsifier, or a part of it, reads "replicated" too), `falsifier inconclusive` (a replicated paper claim
+    whose falsifier neither reads "not replicated" nor differs from it significantly on the same seeds),
+    `falsifier not measured` (a paper claim measured here whose
     falsifier gives no evidence: replikit.scoring.claims.falsifier_measured), `falsifier fixed by its
     pilot` (a paper claim whose falsifier reads the statistic whose pilot value sized the margin:
     Falsifier.sized_by_pilot), `seen seeds only` (a
@@ -59,7 +61,9 @@ def row_kind(claim: dict) -> str:
     `hypothesis` (our reading beyond the sentence)."""
     if claim["kind"] == "paper" and (claim.get("source") or {}).get("background"):
         return "background"
-    apart = ("check", "cannot discriminate", "falsifier not measured", "falsifier fixed by its pilot",
+    apart = ("check", "cannot discriminate", "falsifier inconclusive", "falsifier not measured",
+             "falsifier fixed by its pilot", "known from its pilot", "falsifier of our construction",
+             "falsifier outcome known before", "changed after its seeds were seen",
              "seen seeds only")
     if claim["kind"] == "paper" and claim.get("standing") in apart:
         return claim["standing"]
@@ -69,11 +73,23 @@ def row_kind(claim: dict) -> str:
 ROW_KINDS = (("paper", "paper claims with a falsifier (replications)"),
              ("cannot discriminate", "paper claims that cannot discriminate (their falsifier reads "
                                      "replicated too; not counted as replications)"),
+             ("falsifier inconclusive", "replicated paper claims whose falsifier is inconclusive and not "
+                                        "significantly different from them (not counted as replications)"),
              ("falsifier not measured", "paper claims whose falsifier gives no evidence here (not counted "
                                         "as replications)"),
              ("falsifier fixed by its pilot", "paper claims whose falsifier reads the statistic whose "
                                               "pilot value sized the margin, so its 'not replicated' was "
                                               "expected (not counted as replications)"),
+             ("falsifier of our construction", "paper claims whose falsifier's setting is ours, not a "
+                                               "contrast the paper draws (not counted as replications)"),
+             ("falsifier outcome known before", "paper claims whose falsifier's outcome was known before "
+                                                "the verdict runs (not counted as replications)"),
+             ("changed after its seeds were seen", "paper claims whose code, definition, settings or seeds "
+                                                   "differ from their registration, made before their seeds "
+                                                   "were seen (not counted as replications)"),
+             ("known from its pilot", "paper claims whose pilot ran at their verdict settings, so the "
+                                      "outcome was seen before the verdict seeds ran (not counted as "
+                                      "replications)"),
              ("seen seeds only", "paper claims judged only on seeds seen before their margin, statistic or "
                                  "settings were fixed (not counted as replications)"),
              ("check", "checks (paper claims that hold by construction; not counted as replications)"),
@@ -194,10 +210,19 @@ def subset_banners(papers: list[dict]) -> list[dict]:
 
 # The paper's rows that are not replications, as the per-paper line names them ("2 checks").
 NOT_COUNTED = (("cannot discriminate", "cannot discriminate", "cannot discriminate"),
+               ("falsifier inconclusive", "with its falsifier inconclusive",
+                "with their falsifier inconclusive"),
                ("falsifier not measured", "with its falsifier not measured",
                 "with their falsifier not measured"),
                ("falsifier fixed by its pilot", "with its falsifier fixed by its pilot",
                 "with their falsifier fixed by their pilot"),
+               ("known from its pilot", "known from its pilot", "known from their pilot"),
+               ("changed after its seeds were seen", "changed after its seeds were seen",
+                "changed after their seeds were seen"),
+               ("falsifier of our construction", "with a falsifier of our construction",
+                "with falsifiers of our construction"),
+               ("falsifier outcome known before", "with its falsifier's outcome known before",
+                "with their falsifiers' outcome known before"),
                ("seen seeds only", "on seen seeds only", "on seen seeds only"),
                ("check", "check", "checks"), ("background", "background", "background"))
 
@@ -374,10 +399,17 @@ def load_inputs(claims_paths: list[str], figure_paths: list[str], benchmark_path
               "preflight": "Preflight: the paper's settings with budgets cut (inconclusive by design)"}
     groups = [(label, [(paper, c) for paper in papers for c in paper["claims"]
                        if row_kind(c) == "paper" and c["fidelity"] == fid]) for fid, label in labels.items()]
-    groups.append(("Cannot discriminate: paper claims whose falsifier reads replicated too, so the "
+    groups.append(("Cannot discriminate: paper claims whose falsifier, or a part of it, reads replicated too "
+                   "(the complementary bound of a two-sided claim excepted), so the "
                    "experiment could not tell the effect from its absence (not counted as replications)",
                    [(paper, c) for paper in papers for c in paper["claims"]
                     if row_kind(c) == "cannot discriminate"]))
+    groups.append(("Falsifier inconclusive: replicated paper claims whose falsifier neither reads not "
+                   "replicated nor differs from the claim significantly on the same seeds (the paired "
+                   "contrast), so nothing here shows the experiment could have failed (not counted as "
+                   "replications)",
+                   [(paper, c) for paper in papers for c in paper["claims"]
+                    if row_kind(c) == "falsifier inconclusive"]))
     groups.append(("Falsifier not measured: paper claims whose falsifier gives no evidence here (its runs "
                    "are not trained in this configuration, or none of its parts carries evidence), so "
                    "nothing here shows the experiment could have failed (not counted as replications)",
@@ -389,6 +421,25 @@ def load_inputs(claims_paths: list[str], figure_paths: list[str], benchmark_path
                    "replications)",
                    [(paper, c) for paper in papers for c in paper["claims"]
                     if row_kind(c) == "falsifier fixed by its pilot"]))
+    groups.append(("Falsifier of our construction: paper claims whose falsifier's setting is ours, not a "
+                   "contrast the paper itself draws, so its effect may vanish there for reasons of ours "
+                   "(not counted as replications)",
+                   [(paper, c) for paper in papers for c in paper["claims"]
+                    if row_kind(c) == "falsifier of our construction"]))
+    groups.append(("Falsifier outcome known before: paper claims whose falsifier's outcome was seen or "
+                   "expected before the verdict runs, so it tests nothing (not counted as replications)",
+                   [(paper, c) for paper in papers for c in paper["claims"]
+                    if row_kind(c) == "falsifier outcome known before"]))
+    groups.append(("Changed after its seeds were seen: paper claims whose code, definition, settings or "
+                   "seeds differ from the registration committed before their seeds were run "
+                   "(config/registrations), until fresh seeds judge them (not counted as replications)",
+                   [(paper, c) for paper in papers for c in paper["claims"]
+                    if row_kind(c) == "changed after its seeds were seen"]))
+    groups.append(("Known from its pilot: paper claims whose pilot ran at their verdict settings, so the "
+                   "outcome was seen before the verdict seeds ran and they confirm it rather than test it "
+                   "(not counted as replications)",
+                   [(paper, c) for paper in papers for c in paper["claims"]
+                    if row_kind(c) == "known from its pilot"]))
     groups.append(("Seen seeds only: paper claims whose margin, statistic or settings were fixed after these "
                    "seeds had been seen, with no fresh seeds at this scale (config key <paper>.seen_seeds), "
                    "so their verdict is not a test (not counted as replications)",

@@ -38,9 +38,22 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
+import numpy as np
+
 from replikit.data.datasets import data_label
 from replikit.scoring.fidelity import claim_deviations, deviations
-from replikit.scoring.stability import fragile, stability
+from replikit.scoring.stability import (
+    CODES,
+    DRAWS,
+    FRESH_SEEDS,
+    MIN_JOINT_SEEDS,
+    PRIOR_SCALE,
+    fragile,
+    joint_predictive,
+    row_outcomes,
+    stability,
+    verdict_codes,
+)
 from replikit.scoring.stats import min_seeds_for, sign_flip_pvalue, t_interval
 
 VERDICTS = ("replicated", "not replicated", "inconclusive")
@@ -211,6 +224,10 @@ class Falsifier:
     read from runs the pipeline trains wherever the claim is measured; `not_measurable`:
     config -> why its runs are not trained in this configuration ("" where they are), as for a
     claim: its verdict is then "not measured", and the claim does not count as a replication.
+    `origin` (ORIGINS): "paper's contrast" where the paper itself draws the contrast (it reports or
+    predicts that the effect vanishes there), "our construction" where we chose the setting, "outcome
+    known before" where its outcome was seen or expected before the verdict runs; only the first
+    makes a counted replication.
     `sized_by_pilot`: where the claim's margin was sized from the pilot's value (its median over
     seeds) of the very statistic this falsifier reads, at its settings (say how): its "not
     replicated" was then expected by construction, so it shows no more than that the pilot's
@@ -222,11 +239,30 @@ class Falsifier:
     measure: Callable[[dict], list[Part]] = field(repr=False)
     not_measurable: Callable[[dict], str] | None = field(default=None, repr=False)
     sized_by_pilot: str = ""
+    origin: str = "paper's contrast"  # where the setting comes from: one of ORIGINS
+
+    def __post_init__(self) -> None:
+        if self.origin not in ORIGINS:
+            raise ValueError(f"falsifier {self.setting!r}: origin must be one of {ORIGINS}, "
+                             f"not {self.origin!r}")
+
+
+# Where a falsifier's setting comes from. Only the paper's own contrast makes a counted replication: a
+# setting of our construction may vanish for reasons of ours, and one whose outcome was known before
+# the verdict runs tests nothing; their rows are counted apart, each under its own standing.
+PAPERS_CONTRAST = "paper's contrast"
+ORIGINS = (PAPERS_CONTRAST, "our construction", "outcome known before")
+ORIGIN_STANDINGS = {"our construction": "falsifier of our construction",
+                    "outcome known before": "falsifier outcome known before"}
 
 
 # What a `paper` row counts as (the report and the docs count each apart):
 #   replication          it has a falsifier, which does not also read "replicated";
-#   cannot discriminate  the claim and its falsifier both read "replicated";
+#   cannot discriminate  a replicated claim whose falsifier, or a part of it, reads "replicated" too
+#                        (a part that is the complementary bound of a two-sided claim excepted, while
+#                        the other bound tells: `discrimination`);
+#   falsifier inconclusive  a replicated claim whose falsifier neither reads "not replicated" nor differs
+#                        from it significantly on the same seeds (the paired contrast: `discrimination`);
 #   check                it holds by construction (Claim.check says why): an implementation check;
 #   falsifier not measured  measured, but its falsifier gives no evidence: its runs are not trained
 #                        in this configuration (e.g. a ladder's rung), or none of its parts carries
@@ -234,13 +270,20 @@ class Falsifier:
 #                        check is refused (tools/paper_check, tests/test_falsifiers.py).
 #   falsifier fixed by its pilot  its falsifier reads the statistic whose pilot value sized the margin
 #                        (Falsifier.sized_by_pilot), so that falsifier's "not replicated" was expected;
+#   falsifier of our construction, falsifier outcome known before  a measured claim whose falsifier's
+#                        setting is not the paper's own contrast (Falsifier.origin: ORIGIN_STANDINGS);
+#   known from its pilot  a measured claim whose pilot ran at its verdict settings (Claim.known_from_pilot):
+#                        its outcome was seen before its verdict seeds ran, so they confirm, not test;
 #   seen seeds only      a replication judged only on seeds seen before its margin, statistic or
 #                        settings were fixed, with no fresh seeds at that scale (config key
 #                        <paper>.seen_seeds; replikit.scoring.seed_sets.seen_only);
 #   hypothesis           (not a paper claim) our reading beyond the sentence.
 SIZED_BY_PILOT = "falsifier fixed by its pilot"
-STANDINGS = ("replication", "cannot discriminate", "check", "falsifier not measured", SIZED_BY_PILOT,
-             "seen seeds only", "hypothesis")
+FALSIFIER_INCONCLUSIVE = "falsifier inconclusive"
+KNOWN_FROM_PILOT = "known from its pilot"
+STANDINGS = ("replication", "cannot discriminate", FALSIFIER_INCONCLUSIVE, "check", "falsifier not measured",
+             SIZED_BY_PILOT, KNOWN_FROM_PILOT, *ORIGIN_STANDINGS.values(), "seen seeds only",
+             "changed after its seeds were seen", "hypothesis")  # the last but one: scoring.registration
 
 
 @dataclass(frozen=True)
@@ -279,6 +322,9 @@ class Claim:
     # construction, why no setting could flip it (`check`): one of the two for every paper claim
     falsifier: Falsifier | None = None
     check: str = ""
+    # where a pilot ran at the verdict's own settings (which pilot, what it saw): the outcome was known
+    # before the verdict seeds ran, so a measured row is counted apart (KNOWN_FROM_PILOT)
+    known_from_pilot: str = ""
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -386,16 +432,17 @@ def evaluate(claims: list[Claim], results: dict, level: float = 0.90, min_seeds:
                 p.verdict = "inconclusive"
             notes.insert(0, "preflight: the papers' settings with budgets cut, to check the pipeline; "
                             "inconclusive by design")
-        falsified = _falsifier_row(claim, results, cfg or {}, level, min_seeds, bool(parts), preflight) \
-            if with_falsifiers else None
+        falsified, falsifier_parts = _falsifier_row(claim, results, cfg or {}, level, min_seeds, parts,
+                                                    preflight) if with_falsifiers else (None, [])
+        joint = row_stability(parts, falsifier_parts if falsified else None, level, min_seeds) \
+            if with_stability and not preflight else None
         row = {k: v for k, v in asdict(claim).items() if k not in ("measure", "not_measurable", "falsifier")}
         row.update(
             verdict=combine([p.verdict for p in parts]) if parts else "inconclusive",
             magnitude=combine_magnitudes([p.magnitude for p in parts]) if parts else "not measured",
             fidelity=fidelity, deviations=devs, unverified=unchecked,
             measurable=not reason, n_seeds=n_seeds, ci_level=level, note="; ".join(notes),
-            stability=min((p.stability for p in parts if p.stability is not None), default=None),
-            fragile=any(fragile(p.stability) for p in parts),
+            stability=joint, fragile=fragile(joint),
             parts=[_json_ready({**asdict(p), "evidence": p.evidence()}) for p in parts],
             falsifier=falsified,
         )
@@ -404,22 +451,25 @@ def evaluate(claims: list[Claim], results: dict, level: float = 0.90, min_seeds:
     return rows
 
 
-def _falsifier_row(claim: Claim, results: dict, cfg: dict, level: float, min_seeds: int, measured: bool,
-                   preflight: bool) -> dict | None:
+def _falsifier_row(claim: Claim, results: dict, cfg: dict, level: float, min_seeds: int,
+                   claim_parts: list[Part], preflight: bool) -> tuple[dict | None, list[Part]]:
     """The falsifier's setting, its parts judged by the claim's rule and their combined verdict
     ("not measured" where the claim itself is not measured here, or where the falsifier's own runs
-    are not trained, and then `note` says why; inconclusive at the preflight)."""
+    are not trained, and then `note` says why; inconclusive at the preflight), and whether it tells
+    the claim's setting from its own (`discrimination`); with its judged parts."""
     f = claim.falsifier
     if f is None:
-        return None
+        return None, []
+    measured = bool(claim_parts)
     row = {"setting": f.setting, "why": f.why, "verdict": "not measured", "parts": []}
     if f.sized_by_pilot:
         row["sized_by_pilot"] = f.sized_by_pilot
+    row["origin"] = f.origin
     reason = f.not_measurable(cfg) if f.not_measurable else ""
     if reason:
         row["note"] = f"not measurable in this configuration: {reason}"
     if not measured or reason:
-        return row
+        return row, []
     try:
         parts = [p.decide(level, min_seeds) for p in f.measure(results)]
         for p in parts if preflight else ():
@@ -434,16 +484,177 @@ def _falsifier_row(claim: Claim, results: dict, cfg: dict, level: float, min_see
     evident = [p.verdict for p in parts if not p.no_evidence]
     row.update(verdict=combine(evident) if evident else "inconclusive",
                parts=[_json_ready({**asdict(p), "evidence": p.evidence()}) for p in parts])
-    return row
+    row["discrimination"] = discrimination(claim_parts, parts, row["verdict"], level, min_seeds)
+    return row, parts
+
+
+def contrast(part: Part, falsified: Part, level: float, min_seeds: int) -> Part:
+    """The paired contrast of a claim part with its falsifier's part: claim minus falsifier on the seeds
+    both have, judged by the same rule against 0 in the claim part's direction (significant: the
+    statistic differs between the two settings the way the claim says)."""
+    seeds = sorted(set(part.per_seed) & set(falsified.per_seed))
+    diff = Part(f"{part.label}, minus its falsifier",
+                {s: part.per_seed[s] - falsified.per_seed[s] for s in seeds}, 0.0, part.direction)
+    if not seeds or part.no_evidence or falsified.no_evidence:
+        why = "no seed in common" if not seeds else "a side carries no evidence"
+        diff.no_evidence = f"{diff.label}: {why}"
+    return diff.decide(level, min_seeds)
+
+
+def _bounds_of_one_statistic(a: Part, b: Part) -> bool:
+    """Whether parts `a` and `b` are the two one-sided bounds of one two-sided claim: one statistic
+    within a band, as the same per-seed values bounded above and below (the lower bound under the
+    upper), or as a statistic and its negative bounded on one side."""
+    if not a.per_seed or set(a.per_seed) != set(b.per_seed):
+        return False
+    if a.direction != b.direction and all(a.per_seed[s] == b.per_seed[s] for s in a.per_seed):
+        low, high = (a, b) if a.direction == "above" else (b, a)
+        return low.threshold <= high.threshold
+    if a.direction == b.direction and all(a.per_seed[s] == -b.per_seed[s] for s in a.per_seed):
+        return (-b.threshold <= a.threshold) if a.direction == "below" else (a.threshold <= -b.threshold)
+    return False
+
+
+def bound_groups(parts: list[Part]) -> list[list[int]]:
+    """The parts' indices grouped by what a falsifier must break: the two bounds of a two-sided claim
+    (`_bounds_of_one_statistic`) together, every other part alone."""
+    groups: list[list[int]] = []
+    for i, part in enumerate(parts):
+        mate = next((g for g in groups if len(g) == 1 and _bounds_of_one_statistic(parts[g[0]], part)), None)
+        if mate is not None:
+            mate.append(i)
+        else:
+            groups.append([i])
+    return groups
+
+
+def discrimination(claim_parts: list[Part], parts: list[Part], verdict: str, level: float,
+                   min_seeds: int) -> dict:
+    """Whether a falsifier tells its claim's setting from its own (the claim's standing reads it).
+
+    `fooled`: the falsifier's parts that read "replicated" as the claim would, each disqualifying the
+    claim part it matches (by position, where the falsifier has a part per claim part, else its own
+    parts); of a two-sided claim's two bounds (`bound_groups`), a bound that reads "replicated" is
+    fooled only when the other does too, since the complementary bound holds wherever the effect is
+    large. `contrast`: per claim part, the paired contrast (`contrast`), where the parts match.
+    `tells`: "falsifier" when the falsifier reads "not replicated", else "contrast" when, for every
+    group of parts, a part's paired contrast is significant; "" when neither: the row is not shown to
+    tell the settings apart."""
+    matched = len(claim_parts) == len(parts) and bool(parts)
+    groups = bound_groups(claim_parts if matched else parts)
+    fooled = [parts[i].label for g in groups if all(parts[i].verdict == "replicated" for i in g) for i in g]
+    pairs = zip(claim_parts, parts, strict=True) if matched else ()
+    contrasts = [contrast(c, f, level, min_seeds) for c, f in pairs]
+    by_contrast = matched and all(any(contrasts[i].verdict == "replicated" for i in g) for g in groups)
+    tells = "falsifier" if verdict == "not replicated" else "contrast" if by_contrast else ""
+    two_sided = [[parts[i].label for i in g] for g in groups if len(g) == 2]
+    return {"fooled": fooled, "tells": tells, "two_sided": two_sided,
+            "contrast": [_json_ready({**asdict(p), "evidence": p.evidence()}) for p in contrasts]}
+
+
+def _statistics(parts: list[Part], seeds: list[int]
+                ) -> tuple[list[np.ndarray], list[tuple[int, float] | None]]:
+    """The distinct statistics among `parts` on `seeds` (a two-sided claim's bounds read one statistic,
+    or it and its negative), and for each part (None for one without evidence): (statistic, sign)."""
+    columns: list[np.ndarray] = []
+    refs: list[tuple[int, float] | None] = []
+    for p in parts:
+        if p.no_evidence or not p.per_seed:
+            refs.append(None)
+            continue
+        v = np.array([p.per_seed[s] for s in seeds], dtype=float)
+        ref = next(((j, sign) for j, c in enumerate(columns) for sign in (1.0, -1.0)
+                    if np.array_equal(c, sign * v)), None)
+        if ref is None:
+            columns.append(v)
+            ref = (len(columns) - 1, 1.0)
+        refs.append(ref)
+    return columns, refs
+
+
+def _nearest(thresholds: list[float], value: float) -> float:
+    """The threshold nearest `value`: where a statistic's prior is centred (the selection to undo)."""
+    return min(thresholds, key=lambda t: abs(t - value))
+
+
+def row_stability(parts: list[Part], falsified: list[Part] | None, level: float, min_seeds: int,
+                  n_fresh: int = FRESH_SEEDS, draws: int = DRAWS, seed: int = 0,
+                  prior_scale: float = PRIOR_SCALE) -> float | None:
+    """The probability that `n_fresh` fresh seeds leave the row where it stands: the same verdict and,
+    for a replicated row with a falsifier, the same discrimination (`stability.row_outcomes`). Every
+    part, the falsifier's and the paired contrasts are drawn jointly from the seeds they share
+    (`stability.joint_predictive`, each statistic's mean shrunk toward its nearest threshold by the
+    stated prior, PRIOR_SCALE); None without MIN_JOINT_SEEDS shared seeds or any spread."""
+    falsified = falsified or []
+    every = [*parts, *falsified]
+    evident = [p for p in every if not p.no_evidence and p.per_seed]
+    if not parts or not evident or n_fresh < min_seeds:
+        return None
+    seeds = sorted(set.intersection(*(set(p.per_seed) for p in evident)))
+    if len(seeds) < MIN_JOINT_SEEDS:
+        return None
+    columns, refs = _statistics(every, seeds)
+    values = np.column_stack(columns)
+    if not (values.std(axis=0) > 0).any():
+        return None
+    bounds: list[list[float]] = [[] for _ in columns]
+    for p, ref in zip(every, refs, strict=True):
+        if ref is not None:
+            bounds[ref[0]].append(ref[1] * p.threshold)
+    centres = np.array([_nearest(b, float(c.mean())) for b, c in zip(bounds, columns, strict=True)])
+    fresh = joint_predictive(values, centres, n_fresh, draws, np.random.default_rng(seed), prior_scale)
+
+    def drawn(ref: tuple[int, float] | None) -> np.ndarray | None:
+        return None if ref is None else ref[1] * fresh[:, :, ref[0]]
+
+    def codes(x: np.ndarray | None, threshold: float, direction: str) -> np.ndarray:
+        return np.zeros(draws, dtype=int) if x is None else verdict_codes(x, threshold, direction, level)
+
+    k, matched = len(parts), bool(falsified) and len(parts) == len(falsified)
+    every_codes = np.column_stack([codes(drawn(r), p.threshold, p.direction)
+                                   for p, r in zip(every, refs, strict=True)])
+    drawn_contrast, seen_contrast = None, None
+    if matched:
+        diffs = [None if refs[i] is None or refs[k + i] is None else drawn(refs[i]) - drawn(refs[k + i])
+                 for i in range(k)]
+        drawn_contrast = np.column_stack([codes(d, 0.0, c.direction)
+                                          for d, c in zip(diffs, parts, strict=True)])
+        seen_contrast = np.array([[CODES[contrast(c, f, level, min_seeds).verdict]
+                                   for c, f in zip(parts, falsified, strict=True)]])
+    groups = bound_groups(parts if matched else falsified) if falsified else []
+    evident_f = [not f.no_evidence for f in falsified]
+    seen = np.array([[CODES[p.verdict] for p in every]])
+    f_of = (lambda a: a[:, k:]) if falsified else (lambda a: None)
+    now = row_outcomes(every_codes[:, :k], f_of(every_codes), drawn_contrast, groups, evident_f)
+    before = row_outcomes(seen[:, :k], f_of(seen), seen_contrast, groups, evident_f)[0]
+    return float(np.mean(now == before))
+
+
+def discrimination_standing(row: dict) -> str:
+    """For a replicated paper claim with a measured falsifier: "cannot discriminate" when a falsifier
+    part fools it (`discrimination`), FALSIFIER_INCONCLUSIVE when its falsifier neither reads "not
+    replicated" nor differs from it significantly; "" else (and for every other row)."""
+    falsifier = row.get("falsifier") or {}
+    found = falsifier.get("discrimination")
+    if row.get("verdict") != "replicated" or not falsifier:
+        return ""
+    if found is None:  # judged before discrimination was recorded: the two verdicts alone
+        return "cannot discriminate" if falsifier.get("verdict") == "replicated" else ""
+    if found["fooled"]:
+        return "cannot discriminate"
+    return "" if found["tells"] else FALSIFIER_INCONCLUSIVE
 
 
 def standing(row: dict) -> str:
     """What a judged row counts as (STANDINGS): `hypothesis` for our reading; for a paper claim,
-    `check` when it says it holds by construction, `cannot discriminate` when it and its falsifier
-    both read "replicated", `falsifier not measured` when the claim is measured and its falsifier
-    gives no evidence (`falsifier_measured`; or it has none), SIZED_BY_PILOT when the falsifier's
-    outcome was expected from the pilot that sized the margin (Falsifier.sized_by_pilot), else
-    `replication`."""
+    `check` when it says it holds by construction, `cannot discriminate` or `falsifier inconclusive`
+    when it reads "replicated" and its falsifier does not tell (`discrimination_standing`),
+    `falsifier not measured` when the claim is measured and its falsifier
+    gives no evidence (`falsifier_measured`; or it has none), KNOWN_FROM_PILOT when a pilot at its
+    verdict settings showed the outcome (Claim.known_from_pilot), ORIGIN_STANDINGS when its
+    falsifier's setting is not the paper's own contrast (Falsifier.origin), SIZED_BY_PILOT when the
+    falsifier's outcome was expected from the pilot that sized the margin (Falsifier.sized_by_pilot),
+    else `replication`."""
     if row["kind"] != "paper":
         return "hypothesis"
     if row.get("check"):
@@ -451,8 +662,13 @@ def standing(row: dict) -> str:
     falsifier = row.get("falsifier")
     if not falsifier or (row["parts"] and not falsifier_measured(falsifier)):
         return "falsifier not measured"
-    if row["verdict"] == "replicated" and falsifier["verdict"] == "replicated":
-        return "cannot discriminate"
+    told = discrimination_standing(row)
+    if told:
+        return told
+    if row.get("known_from_pilot") and row["parts"]:
+        return KNOWN_FROM_PILOT
+    if falsifier.get("origin", PAPERS_CONTRAST) != PAPERS_CONTRAST and row["parts"]:
+        return ORIGIN_STANDINGS[falsifier["origin"]]
     return SIZED_BY_PILOT if falsifier.get("sized_by_pilot") and row["parts"] else "replication"
 
 
@@ -484,7 +700,31 @@ def falsifier_text(row: dict) -> str:
     why = f.get("note") or "; ".join(dict.fromkeys(none))
     note = f" ({why})" if why and not falsifier_measured(f) else ""
     return (f"{row['verdict']} under the paper's setting; {f['verdict']}{note} under its falsifier "
-            f"({f['setting']})")
+            f"({f['setting']})") + told_text(row)
+
+
+def told_text(row: dict) -> str:
+    """How a replicated row's falsifier tells the settings apart, or why it does not (`discrimination`),
+    as a clause to follow the verdicts; "" for another row, or one judged before it was recorded."""
+    falsifier = row.get("falsifier") or {}
+    found = falsifier.get("discrimination")
+    if not found or row.get("verdict") != "replicated":
+        return ""
+    if found["fooled"]:
+        return "; it cannot tell them apart: " + ", ".join(found["fooled"]) + " reads replicated too"
+    parts = falsifier["parts"]
+    verdicts = ({p["label"]: p["verdict"] for p in parts} if isinstance(parts, list)
+                else {label: p["verdict"] for label, p in parts.items()})
+    bounds = [g for g in found.get("two_sided", []) if "replicated" in [verdicts.get(label) for label in g]]
+    both = ("; of a two-sided claim the complementary bound reads replicated, as it must where the effect "
+            "is large, and the other bound tells") if bounds else ""
+    if found["tells"] == "falsifier":
+        return both
+    means = ", ".join(f"{c['mean']:.4g}" for c in _part_list(found["contrast"]) if c.get("mean") is not None)
+    if found["tells"] == "contrast":
+        return f"{both}; told apart by the paired contrast, claim minus falsifier on the same seeds ({means})"
+    return (f"{both}; not told apart: the falsifier does not read 'not replicated' and the paired contrast, "
+            f"claim minus falsifier on the same seeds ({means or 'none'}), is not significant")
 
 
 def judge(claims: list[Claim], results: dict, cfg: dict, stats: dict, paper: dict, seeds: list[int],

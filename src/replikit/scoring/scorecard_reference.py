@@ -66,12 +66,21 @@ def _claim(row: dict) -> dict:
     """A claim's verdict and parts; with its falsifier's verdict and parts where it has one, and the
     digest of its definition."""
     out = {"verdict": row["verdict"], "seeds": row.get("seeds"), "parts": _parts(row["parts"]),
+           "stability": _rounded(row.get("stability")),  # the row's, jointly (claims.row_stability)
            "definition": definition(row.get("statement", ""), row.get("statistic", ""), row.get("rule", ""),
                                     (row.get("falsifier") or {}).get("setting", ""),
                                     (row.get("source") or {}).get("quote", ""))}
     falsifier = row.get("falsifier")
     if falsifier:
         out["falsifier"] = {"verdict": falsifier["verdict"], "parts": _parts(falsifier["parts"])}
+        if "discrimination" in falsifier:  # whether it tells the settings apart (claims.discrimination)
+            found = falsifier["discrimination"]
+            out["falsifier"]["discrimination"] = {"tells": found["tells"], "fooled": found["fooled"],
+                                                  "two_sided": found["two_sided"],
+                                                  "contrast": _parts(found["contrast"])}
+    changed = (row.get("registration") or {}).get("changed")
+    if changed:  # what moved since its registration at this scale (replikit.scoring.registration)
+        out["registration"] = {"changed": changed, "registered": row["registration"].get("registered")}
     if row.get("seen_only"):  # judged on seen seeds only at this scale (config key <paper>.seen_seeds)
         out["seen_only"] = True
     if row.get("seed_sets"):  # judged on seen and fresh seeds: the headline above is the fresh set's
@@ -159,7 +168,20 @@ def _compare_claim(where: str, ref: dict, cur: dict, tol: dict) -> list[str]:
     elif rf is not None:
         lines += _compare_claim(f"{where} falsifier", {**rf, "falsifier": None}, {**cf, "falsifier": None},
                                 tol)
+        lines += _compare_discrimination(f"{where} falsifier", rf.get("discrimination"),
+                                         cf.get("discrimination"))
     return lines
+
+
+def _compare_discrimination(where: str, ref: dict | None, cur: dict | None) -> list[str]:
+    """Whether the falsifier tells the settings apart, and by what (claims.discrimination)."""
+    if cur is None or ref == cur:
+        return []
+    if ref is None:
+        return [f"{where}: the reference holds no discrimination for it (written before it was recorded): "
+                "write the reference again"]
+    return [f"{where}: {key} {ref.get(key)!r} -> {cur.get(key)!r}" for key in ("tells", "fooled")
+            if ref.get(key) != cur.get(key)]
 
 
 def machine() -> str:

@@ -73,3 +73,59 @@ def stability(values: Sequence[float], verdict: str, threshold: float, direction
 def fragile(value: float | None) -> bool:
     """Whether a part's stability is below FRAGILE_BELOW (None: not known, so not marked)."""
     return value is not None and value < FRAGILE_BELOW
+
+
+# ---------------------------------------------------------------- a row's stability, jointly
+
+# The stated prior of a row's stability: each statistic's true offset from its threshold is drawn from
+# N(0, (PRIOR_SCALE * sigma)^2), sigma its seed-to-seed s.d. A verdict is read on the seeds that made
+# it, so their mean overshoots where the effect is small (a winner's curse); the prior shrinks it back
+# toward the threshold by n tau^2 / (n tau^2 + 1) before fresh seeds are predicted (tau = PRIOR_SCALE),
+# so that, of rows stated at FRAGILE_BELOW or more, at least that share keep their standing under this
+# prior (tests/test_stability.py prints the rates, under it and under wider and narrower ones).
+PRIOR_SCALE = 1.0
+MIN_JOINT_SEEDS = 3  # fewer seeds common to every part: no joint spread to draw from
+
+
+def joint_predictive(values: np.ndarray, centres: np.ndarray, n_fresh: int, draws: int,
+                     rng: np.random.Generator, prior_scale: float = PRIOR_SCALE) -> np.ndarray:
+    """Fresh seeds of several statistics at once (`values`: seeds x statistics, their seeds' own
+    correlation kept): their means shrunk toward `centres`, then a Gaussian predictive whose covariance
+    is the seeds' sample covariance scaled by (n - 1) / chi^2_(n-1) (the flat-prior posterior of the
+    spread; with one statistic, `predictive_seeds` up to the shrinkage). Shape (draws, n_fresh, stats)."""
+    n = values.shape[0]
+    mean = values.mean(axis=0)
+    resid = (values - mean) / np.sqrt(n - 1)  # resid.T @ resid: the sample covariance
+    w = np.where(values.std(axis=0) > 0, n * prior_scale ** 2 / (n * prior_scale ** 2 + 1), 1.0)
+    scale = np.sqrt((n - 1) / rng.chisquare(n - 1, draws))[:, None]
+    spread = rng.standard_normal((draws, n)) @ resid  # the means' draws, with the seeds' correlation
+    mu = centres + w * (mean - centres) + np.sqrt(w) * scale / np.sqrt(n) * spread
+    noise = rng.standard_normal((draws, n_fresh, n)) @ resid
+    return mu[:, None, :] + scale[:, :, None] * noise
+
+
+def combined_codes(codes: np.ndarray) -> np.ndarray:
+    """`claims.combine` on codes (draws x parts): 1 when every part is 1, -1 when any is -1, else 0."""
+    if codes.shape[1] == 0:
+        return np.zeros(codes.shape[0], dtype=int)
+    return np.where((codes == 1).all(axis=1), 1, np.where((codes == -1).any(axis=1), -1, 0))
+
+
+def row_outcomes(claim: np.ndarray, falsifier: np.ndarray | None, contrast: np.ndarray | None,
+                 groups: list[list[int]], evident: list[bool]) -> np.ndarray:
+    """What a row reads in each draw (codes: draws x parts), as `claims.standing` would count it: its
+    verdict (1, -1, 0), and for a replicated row with a falsifier 10 when it is told apart, 20 when a
+    falsifier part fools it, 30 when the falsifier is inconclusive without a significant contrast
+    (`claims.discrimination`)."""
+    verdict = combined_codes(claim)
+    if falsifier is None:
+        return verdict
+    f_verdict = combined_codes(falsifier[:, [i for i, e in enumerate(evident) if e]])
+    fooled = np.zeros(len(verdict), dtype=bool)
+    by_contrast = np.ones(len(verdict), dtype=bool) if contrast is not None else np.zeros(len(verdict), bool)
+    for g in groups:
+        fooled |= (falsifier[:, g] == 1).all(axis=1)
+        if contrast is not None:
+            by_contrast &= (contrast[:, g] == 1).any(axis=1)
+    told = (f_verdict == -1) | by_contrast
+    return np.where(verdict != 1, verdict, np.where(fooled, 20, np.where(told, 10, 30)))

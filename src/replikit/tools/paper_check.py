@@ -151,13 +151,39 @@ def fidelity_notes(name: str) -> list[str]:
     return []
 
 
+def check_registration(name: str) -> list[str]:
+    """Each claim is one function of at most 40 lines in CLAIMS, and registered at smoke and default
+    (tests/test_claim_functions.py, tests/test_registration.py)."""
+    import inspect
+    import sys
+
+    from replikit.papers.registry import get
+    from replikit.scoring.registration import claim_functions, read_lock
+
+    paper, cfg = get(name), configs(name)["default"][name]
+    ids = [c.id for c in paper.claims(paper.experiments(cfg), cfg)]
+    try:
+        functions = claim_functions(sys.modules[paper.claims.__module__], ids)
+    except ValueError as e:
+        return [f"{e}; fix: one function claim_<id>(runs, cfg) -> Claim per claim, listed in CLAIMS"]
+    lines = {f.__name__: len(inspect.getsourcelines(f)[0]) for f in functions.values()}
+    long = [f"{f} has {n} lines; fix: at most 40 (texts in module constants, measures in module-level "
+            "functions)" for f, n in lines.items() if n > 40]
+    lock = read_lock(name)
+    missing = [f"{cid} is not registered at {scale}; fix: python -m replikit.tools.register {name} --scale "
+               f"{scale}, then commit config/registrations/{name}.json" for cid in ids
+               for scale in ("smoke", "default") if scale not in lock.get(cid, {})]
+    return long + missing
+
+
 CHECKS: dict[str, Callable[[str], list[str]]] = {
     "module": check_module, "config": check_config, "declaration": check_declaration, "ruff": check_ruff,
     "quotes": check_quotes, "rule index": check_rule_index, "figure audit store": check_audit_store,
+    "registration": check_registration,
 }
 # the check each one needs: skipped when that one failed or was skipped (one failure, reported once)
 NEEDS = {"config": "module", "declaration": "config", "quotes": "config", "rule index": "module",
-         "figure audit store": "config"}
+         "figure audit store": "config", "registration": "declaration"}
 
 
 def run(name: str) -> int:

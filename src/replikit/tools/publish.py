@@ -59,11 +59,12 @@ CLAIMS_JOB = "replikit.papers.glue"  # the claims job's own code (score_claims),
 
 
 def declared_kind(claim) -> str:
-    """`background`, `check`, `falsifier not measured` (none declared), `hypothesis`, SIZED_BY_PILOT
+    """`background`, `check`, `falsifier not measured` (none declared), `hypothesis`, KNOWN_FROM_PILOT
+    (a paper claim whose pilot ran at its verdict settings), SIZED_BY_PILOT
     (a paper claim whose falsifier reads the statistic whose pilot value sized the margin) or `paper`
     (a paper claim with a falsifier), from a claim's declaration (whether it cannot discriminate
     depends on its verdicts: `_claims`)."""
-    from replikit.scoring.claims import SIZED_BY_PILOT
+    from replikit.scoring.claims import KNOWN_FROM_PILOT, ORIGIN_STANDINGS, SIZED_BY_PILOT
 
     if claim.source and claim.source.background:
         return "background"
@@ -71,6 +72,10 @@ def declared_kind(claim) -> str:
         return "check"
     if claim.kind == "paper" and claim.falsifier is None:
         return "falsifier not measured"
+    if claim.kind == "paper" and claim.known_from_pilot:
+        return KNOWN_FROM_PILOT
+    if claim.kind == "paper" and claim.falsifier.origin in ORIGIN_STANDINGS:
+        return ORIGIN_STANDINGS[claim.falsifier.origin]
     if claim.kind == "paper" and claim.falsifier.sized_by_pilot:
         return SIZED_BY_PILOT
     return claim.kind
@@ -105,24 +110,36 @@ def paper_modules() -> dict[str, list[str]]:
 
 
 def _kind(row: dict, declared: str) -> str:
-    """A paper claim whose falsifier reads "replicated" as the claim does cannot discriminate; one
+    """A replicated paper claim whose falsifier does not tell the settings apart cannot discriminate or
+    has its falsifier inconclusive (replikit.scoring.claims.discrimination_standing); one
     measured here whose falsifier gives no evidence is counted apart, as
     replikit.scoring.claims.standing does; so is a replication judged on seen seeds only
     (replikit.scoring.seed_sets.seen_only). A claim declared SIZED_BY_PILOT is judged as a paper claim
     first (its falsifier may give no evidence, or read replicated too)."""
-    from replikit.scoring.claims import SIZED_BY_PILOT, falsifier_measured
+    from replikit.scoring.claims import (
+        KNOWN_FROM_PILOT,
+        ORIGIN_STANDINGS,
+        SIZED_BY_PILOT,
+        discrimination_standing,
+        falsifier_measured,
+    )
+    from replikit.scoring.registration import CHANGED, UNREGISTERED
     from replikit.scoring.seed_sets import SEEN_ONLY
 
     falsifier = row.get("falsifier")
-    paper = declared in ("paper", SIZED_BY_PILOT)
+    apart = (SIZED_BY_PILOT, KNOWN_FROM_PILOT, *ORIGIN_STANDINGS.values())  # judged as a paper claim first
+    paper = declared in ("paper", *apart)
     if paper and falsifier and row["parts"] and not falsifier_measured(falsifier):
         return "falsifier not measured"
-    both = row["verdict"] == "replicated" and (falsifier or {}).get("verdict") == "replicated"
-    if paper and both:
-        return "cannot discriminate"
-    if declared == SIZED_BY_PILOT and not row["parts"]:  # not measured here: no falsifier was read
+    told = discrimination_standing(row)
+    if paper and told:
+        return told
+    if declared in apart and not row["parts"]:  # not measured here
         return "paper"
-    return SEEN_ONLY if declared == "paper" and row.get("seen_only") else declared
+    if declared == "paper" and row.get("seen_only"):
+        return SEEN_ONLY
+    changed = (row.get("registration") or {}).get("changed") or [UNREGISTERED]
+    return CHANGED if declared == "paper" and row["parts"] and UNREGISTERED not in changed else declared
 
 
 def _claims(papers: dict, declared: dict) -> dict:
