@@ -46,6 +46,57 @@ def load_benchmark(path: str) -> dict:
     return {"name": f"{p.parent.name}/{p.stem}", "path": str(p), "rows": rows}
 
 
+# The report's groups of rows counted apart, in order: (row_kind, heading).
+APART_GROUPS = (
+    ("cannot discriminate",
+     "Cannot discriminate: paper claims whose falsifier, or a part of it, reads replicated too "
+     "(the complementary bound of a two-sided claim excepted), so the "
+     "experiment could not tell the effect from its absence (not counted as replications)"),
+    ("falsifier inconclusive",
+     "Falsifier inconclusive: replicated paper claims whose falsifier neither reads not "
+     "replicated nor differs from the claim significantly on the same seeds (the paired "
+     "contrast), so nothing here shows the experiment could have failed (not counted as "
+     "replications)"),
+    ("falsifier not measured",
+     "Falsifier not measured: paper claims whose falsifier gives no evidence here (its runs "
+     "are not trained in this configuration, or none of its parts carries evidence), so "
+     "nothing here shows the experiment could have failed (not counted as replications)"),
+    ("falsifier fixed by its pilot",
+     "Falsifier fixed by its pilot: paper claims whose margin was sized from the pilot's value "
+     "of the very statistic their falsifier reads, so the falsifier's 'not replicated' was "
+     "expected and shows only that the pilot's contrast held again (not counted as "
+     "replications)"),
+    ("falsifier of our construction",
+     "Falsifier of our construction: paper claims whose falsifier's setting is ours, not a "
+     "contrast the paper itself draws, so its effect may vanish there for reasons of ours "
+     "(not counted as replications)"),
+    ("falsifier outcome known before",
+     "Falsifier outcome known before: paper claims whose falsifier's outcome was seen or "
+     "expected before the verdict runs, so it tests nothing (not counted as replications)"),
+    ("changed after its seeds were seen",
+     "Changed after its seeds were seen: paper claims whose code, definition, settings or "
+     "seeds differ from the registration committed before their seeds were run "
+     "(config/registrations), until fresh seeds judge them (not counted as replications)"),
+    ("known from its pilot",
+     "Known from its pilot: paper claims whose pilot ran at their verdict settings, so the "
+     "outcome was seen before the verdict seeds ran and they confirm it rather than test it "
+     "(not counted as replications)"),
+    ("seen seeds only",
+     "Seen seeds only: paper claims whose margin, statistic or settings were fixed after these "
+     "seeds had been seen, with no fresh seeds at this scale (config key <paper>.seen_seeds), "
+     "so their verdict is not a test (not counted as replications)"),
+    ("check",
+     "Checks: paper claims that hold by construction in this implementation (no setting could "
+     "flip them; not counted as replications)"),
+    ("background",
+     "Background: sentences that report earlier work or define the effect (the paper states "
+     "them; they are not its own findings, and are counted apart)"),
+    ("hypothesis",
+     "Hypotheses: our reading beyond the papers' sentences (judged by the same rule, never "
+     "counted as replications of a paper)"),
+)
+
+
 def row_kind(claim: dict) -> str:
     """`paper` (the paper's own finding, with a falsifier: counted as a replication), `check` (a paper
     claim that holds by construction: Claim.check), `cannot discriminate` (a paper claim whose
@@ -61,10 +112,7 @@ def row_kind(claim: dict) -> str:
     `hypothesis` (our reading beyond the sentence)."""
     if claim["kind"] == "paper" and (claim.get("source") or {}).get("background"):
         return "background"
-    apart = ("check", "cannot discriminate", "falsifier inconclusive", "falsifier not measured",
-             "falsifier fixed by its pilot", "known from its pilot", "falsifier of our construction",
-             "falsifier outcome known before", "changed after its seeds were seen",
-             "seen seeds only")
+    apart = [k for k, _ in APART_GROUPS if k not in ("background", "hypothesis")]
     if claim["kind"] == "paper" and claim.get("standing") in apart:
         return claim["standing"]
     return claim["kind"]
@@ -399,61 +447,8 @@ def load_inputs(claims_paths: list[str], figure_paths: list[str], benchmark_path
               "preflight": "Preflight: the paper's settings with budgets cut (inconclusive by design)"}
     groups = [(label, [(paper, c) for paper in papers for c in paper["claims"]
                        if row_kind(c) == "paper" and c["fidelity"] == fid]) for fid, label in labels.items()]
-    groups.append(("Cannot discriminate: paper claims whose falsifier, or a part of it, reads replicated too "
-                   "(the complementary bound of a two-sided claim excepted), so the "
-                   "experiment could not tell the effect from its absence (not counted as replications)",
-                   [(paper, c) for paper in papers for c in paper["claims"]
-                    if row_kind(c) == "cannot discriminate"]))
-    groups.append(("Falsifier inconclusive: replicated paper claims whose falsifier neither reads not "
-                   "replicated nor differs from the claim significantly on the same seeds (the paired "
-                   "contrast), so nothing here shows the experiment could have failed (not counted as "
-                   "replications)",
-                   [(paper, c) for paper in papers for c in paper["claims"]
-                    if row_kind(c) == "falsifier inconclusive"]))
-    groups.append(("Falsifier not measured: paper claims whose falsifier gives no evidence here (its runs "
-                   "are not trained in this configuration, or none of its parts carries evidence), so "
-                   "nothing here shows the experiment could have failed (not counted as replications)",
-                   [(paper, c) for paper in papers for c in paper["claims"]
-                    if row_kind(c) == "falsifier not measured"]))
-    groups.append(("Falsifier fixed by its pilot: paper claims whose margin was sized from the pilot's value "
-                   "of the very statistic their falsifier reads, so the falsifier's 'not replicated' was "
-                   "expected and shows only that the pilot's contrast held again (not counted as "
-                   "replications)",
-                   [(paper, c) for paper in papers for c in paper["claims"]
-                    if row_kind(c) == "falsifier fixed by its pilot"]))
-    groups.append(("Falsifier of our construction: paper claims whose falsifier's setting is ours, not a "
-                   "contrast the paper itself draws, so its effect may vanish there for reasons of ours "
-                   "(not counted as replications)",
-                   [(paper, c) for paper in papers for c in paper["claims"]
-                    if row_kind(c) == "falsifier of our construction"]))
-    groups.append(("Falsifier outcome known before: paper claims whose falsifier's outcome was seen or "
-                   "expected before the verdict runs, so it tests nothing (not counted as replications)",
-                   [(paper, c) for paper in papers for c in paper["claims"]
-                    if row_kind(c) == "falsifier outcome known before"]))
-    groups.append(("Changed after its seeds were seen: paper claims whose code, definition, settings or "
-                   "seeds differ from the registration committed before their seeds were run "
-                   "(config/registrations), until fresh seeds judge them (not counted as replications)",
-                   [(paper, c) for paper in papers for c in paper["claims"]
-                    if row_kind(c) == "changed after its seeds were seen"]))
-    groups.append(("Known from its pilot: paper claims whose pilot ran at their verdict settings, so the "
-                   "outcome was seen before the verdict seeds ran and they confirm it rather than test it "
-                   "(not counted as replications)",
-                   [(paper, c) for paper in papers for c in paper["claims"]
-                    if row_kind(c) == "known from its pilot"]))
-    groups.append(("Seen seeds only: paper claims whose margin, statistic or settings were fixed after these "
-                   "seeds had been seen, with no fresh seeds at this scale (config key <paper>.seen_seeds), "
-                   "so their verdict is not a test (not counted as replications)",
-                   [(paper, c) for paper in papers for c in paper["claims"]
-                    if row_kind(c) == "seen seeds only"]))
-    groups.append(("Checks: paper claims that hold by construction in this implementation (no setting could "
-                   "flip them; not counted as replications)",
-                   [(paper, c) for paper in papers for c in paper["claims"] if row_kind(c) == "check"]))
-    groups.append(("Background: sentences that report earlier work or define the effect (the paper states "
-                   "them; they are not its own findings, and are counted apart)",
-                   [(paper, c) for paper in papers for c in paper["claims"] if row_kind(c) == "background"]))
-    groups.append(("Hypotheses: our reading beyond the papers' sentences (judged by the same rule, never "
-                   "counted as replications of a paper)",
-                   [(paper, c) for paper in papers for c in paper["claims"] if c["kind"] == "hypothesis"]))
+    groups += [(heading, [(paper, c) for paper in papers for c in paper["claims"] if row_kind(c) == kind])
+               for kind, heading in APART_GROUPS]
     return {"headline": headline(papers), "subsets": subset_banners(papers),
             "papers": papers, "figures": figures, "configs": config_groups(figures), "forests": forests,
             "counts": verdict_counts(papers), "paper_lines": paper_lines(papers),
