@@ -1,7 +1,7 @@
 """Config key `batch_seeds` (CI's smoke scale): one stage job per run runs all the paper's seeds in
-turn, each as its own job would (glue.StageRule, glue.seed_jobs); fresh and earlier seeds keep a job
-each. That a batched job's numbers equal the per-seed jobs' is what CI's smoke run checks against
-the committed reference, which per-seed jobs made."""
+turn, each as its own job would (glue.StageRule, glue.seed_jobs); each set of fresh or earlier seeds
+gets one such job per run. That a batched job's numbers equal the per-seed jobs' is what CI's smoke run
+checks against the committed reference, which per-seed jobs made."""
 
 from __future__ import annotations
 
@@ -60,14 +60,18 @@ def test_a_stage_without_seeds_is_not_batched():
     assert rule.seeds is None
 
 
-def test_fresh_and_earlier_seeds_get_a_per_seed_rule_of_their_own():
+def test_each_fresh_and_earlier_seed_set_gets_one_batched_job_per_run():
     paper = registry.get("depthwise_transfer")
-    extra = glue.extra_seeds([{"seeds": [10, 11], "claims": []}], {"seeds": [0, 20], "claims": []})
-    assert extra == [0, 10, 11, 20]
-    batched, single = glue.stage_rules(paper, stage("depthwise_transfer", "train"), BATCHED, [0, 1], extra)
-    assert batched.seeds == (0, 1)
-    assert single.name == "dt_train_seed" and single.seeds is None and single.only == (10, 11, 20)
-    assert single.constraints(paper)["seed"] == "10|11|20"
+    extra = glue.extra_seeds([{"seeds": [10, 11], "claims": []}], {"seeds": [0, 11, 20], "claims": []})
+    assert extra == [[10, 11], [0, 11, 20]]
+    train = stage("depthwise_transfer", "train")
+    own, fresh, earlier = glue.stage_rules(paper, train, BATCHED, [0, 1], extra)
+    assert own.seeds == (0, 1) and own.name == "dt_train"
+    assert fresh.name == "dt_train_seeds10" and fresh.seeds == (10, 11)
+    assert earlier.name == "dt_train_seeds20" and earlier.seeds == (20,)  # 0 and 11 run already
+    assert fresh.log("depthwise_transfer").endswith("/seeds10-11")
+    assert all(len(v) == 2 and "seed10" in v[0] and "seed11" in v[1] for v in fresh.outputs().values())
+    assert glue.stage_rules(paper, train, BATCHED, [0, 1], [[0, 1]]) == [own]
 
 
 def test_merged_inputs_keep_each_path_once_in_seed_order():
@@ -98,7 +102,7 @@ def test_each_seed_of_a_batched_job_gets_its_own_inputs_outputs_and_scratch():
 
 def test_the_smoke_dag_batches_its_seeds_and_keeps_fresh_seeds_apart(tmp_path):
     """A dry run of the smoke scale with fresh seeds for depthwise transfer: one dt_train job per run
-    for seeds 0-4, one per fresh seed and run, and no rule ambiguous."""
+    for seeds 0-4, one per run for the fresh set, and no rule ambiguous."""
     extra = {"depthwise_transfer": {"fresh_seeds": {"seeds": [10], "claims": ["DT-1"]}}}
     res = smk("-n", "--quiet", "rules", "--configfile", str(ROOT / "config/smoke.yaml"),
               str(overlay(tmp_path, extra)), "--directory", str(tmp_path), timeout=600)
@@ -107,7 +111,7 @@ def test_the_smoke_dag_batches_its_seeds_and_keeps_fresh_seeds_apart(tmp_path):
     assert cfg["batch_seeds"] is True
     counts = {k: int(v) for k, v in re.findall(r"^(\w+)\s+(\d+)$", res.stdout, re.M)}
     assert counts["dt_train"] == len(registry.get("depthwise_transfer").runs_of(cfg["depthwise_transfer"]))
-    assert 1 <= counts["dt_train_seed"] <= counts["dt_train"]  # the runs the claims read, at seed 10
+    assert 1 <= counts["dt_train_seeds10"] <= counts["dt_train"]  # the runs the claims read, at seed 10
 
 
 class _Params(SimpleNamespace):

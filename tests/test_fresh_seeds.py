@@ -112,23 +112,35 @@ def test_the_counts_the_report_and_the_docs_use_the_fresh_verdict(tmp_path, root
 def test_the_default_scale_declares_the_fresh_rows_and_the_smoke_scale_none(scales):
     for paper, sets in DECLARED.items():
         want = [{"seeds": s, "claims": ids} for s, ids in sets]
-        assert glue.fresh_seeds(scales["config"], paper) == want, paper
+        sets = glue.fresh_seeds(scales["config"], paper)
+        declared = [{k: v for k, v in b.items() if k != "runs_with"} for b in sets]
+        assert declared == want, paper
     declared = {p for p in scales["config"]["papers"] if glue.fresh_seeds(scales["config"], p)}
     assert declared == set(DECLARED)
     for scale in ("smoke", "paper", "preflight"):  # CI's scale gains no job; the others none either
         assert not [p for p in scales[scale]["papers"] if "fresh_seeds" in scales[scale][p]], scale
 
 
-def test_fresh_seeds_train_every_run_the_claims_read_at_default_only(scales):
+def test_fresh_seeds_train_the_runs_their_set_names_at_default_only(scales):
+    """Each set trains the runs its `runs_with` names (those its claims read; CI's judging again of the
+    committed default runs shows the rows unchanged), every run the claims read where it names none."""
     for paper in DECLARED:
         p, cfg, smoke = registry.get(paper), scales["config"][paper], scales["smoke"][paper]
-        inputs = glue.claim_inputs(p, cfg, p.seeds(cfg, SEEN), glue.fresh_seeds(scales["config"], paper))
+        sets = glue.fresh_seeds(scales["config"], paper)
+        inputs = glue.claim_inputs(p, cfg, p.seeds(cfg, SEEN), sets)
         assert {k: v for k, v in inputs.items() if not k.startswith(FRESH)} == p.claim_inputs(cfg, SEEN)
         for kind, figure in p.claim_reads.items():
-            want = [f for seeds, _ in DECLARED[paper] for f in p.per_run_files(cfg, kind, figure, seeds)]
-            assert inputs[FRESH + kind] == want
+            want = [p.run_file(kind, run, s) for block in sets
+                    for run in glue.earlier_runs(p, cfg, block, figure) for s in block["seeds"]]
+            assert inputs[FRESH + kind] == list(dict.fromkeys(want))
+            every = [f for block in sets for f in p.per_run_files(cfg, kind, figure, block["seeds"])]
+            assert set(inputs[FRESH + kind]) <= set(every)
         fresh = glue.fresh_seeds(scales["smoke"], paper)
         assert fresh == [] and glue.claim_inputs(p, smoke, SEEN, fresh) == p.claim_inputs(smoke, SEEN)
+    dt, dt_cfg = registry.get("depthwise_transfer"), scales["config"]["depthwise_transfer"]
+    (block,) = glue.fresh_seeds(scales["config"], "depthwise_transfer")
+    assert len(glue.earlier_runs(dt, dt_cfg, block)) == 12  # of 18
+    assert len(glue.earlier_runs(dt, dt_cfg, {**block, "runs_with": None})) == 18
 
 
 def test_fresh_seeds_change_the_config_of_no_run(scales):
@@ -153,6 +165,9 @@ def test_fresh_seeds_must_be_unseen_and_name_the_papers_claims(scales):
     errors = glue.fresh_seeds_errors(p, config)
     assert any("depthwise_transfer.fresh_seeds.seeds" in e and "[4]" in e for e in errors), errors
     assert any("depthwise_transfer.fresh_seeds.claims" in e and "DT-9" in e for e in errors), errors
+    config["depthwise_transfer"]["fresh_seeds"] = {"seeds": [10], "claims": ["DT-1"], "runs_with": "nowhere"}
+    (error,) = glue.fresh_seeds_errors(p, config)
+    assert "depthwise_transfer.fresh_seeds.runs_with" in error and "'nowhere' is in no run's name" in error
 
 
 def test_a_ladder_rung_runs_only_its_own_seeds():

@@ -413,3 +413,28 @@ def test_a_benchmark_file_at_the_top_is_named_by_its_stem(tmp_path):
     (tmp_path / "logs/benchmarks").mkdir(parents=True)
     (tmp_path / "logs/benchmarks/report.tsv").write_text("s\th:m:s\tcpu_time\n5.0\t0:00:05\t4.0\n")
     assert list(publish.benchmark_seconds(tmp_path)) == ["report"]
+
+
+def test_a_jobs_cpu_seconds_come_from_its_own_log_where_it_wrote_them(tmp_path, monkeypatch):
+    """Snakemake samples a job's CPU every 30 s after its first 15 s, so `cpu_time` misses the job's
+    tail; the job writes its own CPU seconds at its end (core.jobs.job), and publishing reads them."""
+    import types
+
+    from replikit.core.jobs import job
+
+    monkeypatch.chdir(tmp_path)
+    log = tmp_path / "logs/p/train/r/seeds.log"
+    log.parent.mkdir(parents=True)
+    sm = types.SimpleNamespace(log=[str(log)], output=["out"], rule="p_train", threads=1,
+                               config={"device": "cpu"})
+    with job(sm):
+        sum(i * i for i in range(200_000))
+    written = [ln for ln in log.read_text().splitlines() if ln.startswith("[replikit] cpu seconds")]
+    assert len(written) == 1 and float(written[0].rsplit(" ", 1)[1]) > 0
+    bench = tmp_path / "logs/benchmarks/p/train/r/seeds.tsv"
+    bench.parent.mkdir(parents=True)
+    bench.write_text("s\th:m:s\tcpu_time\n40.0\t0:00:40\t12.0\n")
+    log.write_text("[replikit] rule p_train\n[replikit] cpu seconds of this job: 38.50\n")
+    assert publish.benchmark_seconds(tmp_path)["p"]["cpu_s"] == 38.5
+    log.unlink()  # a job that wrote none (an older run): the benchmark's own
+    assert publish.benchmark_seconds(tmp_path)["p"]["cpu_s"] == 12.0

@@ -8,7 +8,8 @@ for paper in PAPERS:
     # config key <paper>.earlier_seeds: claims shown again on the seeds they had before (glue.earlier_seeds)
     P_EARLIER = earlier_seeds(config, P)
 
-    # config key batch_seeds: one job per run for all P_SEEDS (glue.stage_rules)
+    # config key batch_seeds: one job per run for all P_SEEDS, and one per run for each extra seed set
+    # (glue.stage_rules)
     P_EXTRA = extra_seeds(P_FRESH, P_EARLIER)
     # the longest jobs first, as the scale's published run timed them, and what feeds them with them
     P_PRIORITY = stage_priorities(STAGE_SECONDS, P, [s.name for s in paper.stages])
@@ -32,8 +33,7 @@ for paper in PAPERS:
                 benchmark:
                     f"logs/benchmarks/{sr.log(P)}.tsv"
                 threads: config["threads"] if stage.threads else 1
-                # a per-seed job of a stage whose jobs run several seeds: its share
-                priority: int(P_PRIORITY[stage.name] / (len(P_SEEDS) if sr.only else 1))
+                priority: int(P_PRIORITY[stage.name])
                 resources:
                     **stage_resources(paper, stage, PCFG, len(sr.seeds or [0])),
                 conda:

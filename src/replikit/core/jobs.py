@@ -16,6 +16,7 @@ import torch
 
 from replikit.core import numerics
 from replikit.core.device import choose_device, set_threads
+from replikit.core.job_cpu import cpu_line
 from replikit.core.seeding import deterministic_default, set_deterministic_algorithms
 
 
@@ -79,6 +80,7 @@ def job(snakemake: Any, cpu_only: bool = False) -> Iterator[torch.device]:
             print(f"[replikit] rule {snakemake.rule}: device {device}, {snakemake.threads} thread(s), "
                   f"kernels {numerics.kernels()} on {numerics.cpu()['model']}")
             yield device
+            print(cpu_line(), flush=True)
         except BaseException:
             traceback.print_exc()
             if log_path:

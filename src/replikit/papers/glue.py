@@ -51,13 +51,14 @@ SEED = "{seed}"
 @dataclass(frozen=True)
 class StageRule:
     """One generated rule of a stage (papers.smk): the stage's own, one job per seed; or, with config
-    key `batch_seeds`, one job per run that runs the paper's seeds in turn (`seeds`), plus a
-    per-seed rule `<prefix>_<stage>_seed` for seeds outside them (fresh and earlier seeds)."""
+    key `batch_seeds`, one job per run that runs the paper's seeds in turn (`seeds`), plus one such
+    rule per set of fresh or earlier seeds (`<prefix>_<stage>_seeds<first>`), whose job per run runs
+    that set in turn and logs as `seeds<a>-<b>-...`."""
 
     name: str
     stage: Stage
     seeds: tuple[int, ...] | None  # the seeds one job runs; None: one job per seed ({seed})
-    only: tuple[int, ...] | None = None  # the per-seed rule's seeds, where it is restricted to some
+    label: str = "seeds"  # a batched job's log name, in place of `seed{seed}`
 
     def outputs(self) -> dict[str, str | list[str]]:
         if self.seeds is None:
@@ -65,9 +66,9 @@ class StageRule:
         return {k: [v.replace(SEED, str(s)) for s in self.seeds] for k, v in self.stage.outputs.items()}
 
     def log(self, paper: str) -> str:
-        """The stage's log path, with `seeds` for the seed of a batched job."""
+        """The stage's log path, with the batched job's `label` for the seed."""
         path = self.stage.log(paper)
-        return path if self.seeds is None else path.replace(f"seed{SEED}", "seeds")
+        return path if self.seeds is None else path.replace(f"seed{SEED}", self.label)
 
     def inputs(self, cfg: dict) -> Callable[[Wildcards], dict]:
         each = stage_inputs(self.stage, cfg)
@@ -85,8 +86,7 @@ class StageRule:
         return params
 
     def constraints(self, paper: Paper) -> dict[str, str]:
-        own = wildcard_constraints_of(paper, self.stage)
-        return own if self.only is None else {**own, "seed": "|".join(str(s) for s in self.only)}
+        return wildcard_constraints_of(paper, self.stage)
 
 
 def batch_seeds(config: dict, paper: str) -> bool:
@@ -98,21 +98,26 @@ def batch_seeds(config: dict, paper: str) -> bool:
 
 
 def stage_rules(paper: Paper, stage: Stage, config: dict, seeds: list[int],
-                extra: list[int]) -> list[StageRule]:
+                extra: list[list[int]]) -> list[StageRule]:
     """The rules of one stage: its own, one job per seed; or, with `batch_seeds` and a stage whose
-    outputs have a seed, one job per run for `seeds`, plus a per-seed rule for the `extra` seeds
-    (fresh and earlier seeds) where there are any."""
+    outputs have a seed, one job per run for `seeds`, plus one job per run for each `extra` seed set
+    (fresh and earlier seeds, less those an earlier set or `seeds` already runs)."""
     name = f"{paper.prefix}_{stage.name}"
     if not batch_seeds(config, paper.name) or not all(SEED in v for v in stage.outputs.values()):
         return [StageRule(name, stage, None)]
-    rest = tuple(sorted(set(extra) - set(seeds)))
-    own = [StageRule(name, stage, tuple(seeds))]
-    return own + [StageRule(f"{name}_seed", stage, None, rest)] if rest else own
+    rules, taken = [StageRule(name, stage, tuple(seeds))], set(seeds)
+    for block in extra:
+        rest = tuple(sorted(set(block) - taken))
+        if rest:
+            label = "seeds" + "-".join(str(s) for s in rest)
+            rules.append(StageRule(f"{name}_seeds{rest[0]}", stage, rest, label))
+            taken |= set(rest)
+    return rules
 
 
-def extra_seeds(fresh: list[dict], earlier: dict | None) -> list[int]:
-    """The seeds of the fresh and earlier seed sets, which a batched job does not run."""
-    return sorted({s for block in [*fresh, earlier] if block for s in block["seeds"]})
+def extra_seeds(fresh: list[dict], earlier: dict | None) -> list[list[int]]:
+    """The fresh and earlier seed sets, in order, which the paper's own batched job does not run."""
+    return [list(block["seeds"]) for block in [*fresh, earlier] if block]
 
 
 def with_seed(w: Wildcards, seed: int) -> SimpleNamespace:
@@ -244,8 +249,8 @@ def fresh_claims(fresh: list[dict]) -> list[str]:
 
 def fresh_seeds_errors(paper: Paper, config: dict) -> list[str]:
     """What is wrong with config key <paper>.fresh_seeds (the workflow stops on it before any job): each
-    set's seeds must be none of the paper's seeds (those were seen), its claims the paper's own, and a
-    claim is in one set only."""
+    set's seeds must be none of the paper's seeds (those were seen), its claims the paper's own, its
+    `runs_with` part of some run's name, and a claim is in one set only."""
     fresh = fresh_seeds(config, paper.name)
     errors = [e for block in fresh for e in seed_set_errors(
         paper, config, "fresh_seeds", block, "are among the paper's seeds, which were seen; fix: fresh seeds "
@@ -255,6 +260,11 @@ def fresh_seeds_errors(paper: Paper, config: dict) -> list[str]:
     if twice:
         errors.append(f"config key '{paper.name}.fresh_seeds': {', '.join(twice)} in more than one seed set, "
                       "and a row has one headline; fix: list each claim in one set")
+    cfg = config[paper.name]
+    errors += [f"config key '{paper.name}.fresh_seeds.runs_with': {block['runs_with']!r} is in no run's "
+               "name; fix: part of the names of the runs the claims read (runs: "
+               f"{', '.join(paper.runs_of(cfg))})"
+               for block in fresh if block.get("runs_with") and not earlier_runs(paper, cfg, block)]
     seeds = [s for block in fresh for s in block["seeds"]]
     shared = sorted({s for s in seeds if seeds.count(s) > 1})
     if shared:
@@ -308,8 +318,9 @@ def earlier_seeds(config: dict, paper: str) -> dict | None:
 
 
 def earlier_runs(paper: Paper, cfg: dict, earlier: dict, figure: str | None = None) -> list[str]:
-    """The runs (of `figure`; None: of every figure) trained at the earlier seeds: those whose name
-    contains the key's `runs_with` (one string, or any of a list)."""
+    """The runs (of `figure`; None: of every figure) trained at a seed set's seeds (`earlier_seeds`, or a
+    set of `fresh_seeds`): those whose name contains the set's `runs_with` (one string, or any of a
+    list); every run where the set has none."""
     parts = earlier.get("runs_with") or [""]
     parts = [parts] if isinstance(parts, str) else parts
     return [r for r in paper.runs_of(cfg, figure) if any(p in r for p in parts)]
@@ -339,9 +350,10 @@ def earlier_seeds_errors(paper: Paper, config: dict) -> list[str]:
 
 def claim_inputs(paper: Paper, cfg: dict, seeds: list[int], fresh: list[dict],
                  earlier: dict | None = None) -> dict[str, Any]:
-    """The claims job's inputs: its per-run files at `seeds` and, with `fresh` (seed sets), every run
-    the claims read at every fresh set's seeds too (as fresh_<kind>); with `earlier`, the runs it names
-    at the earlier seeds (as earlier_<kind>); so the training jobs run them."""
+    """The claims job's inputs: its per-run files at `seeds` and, with `fresh` (seed sets), the runs
+    each set names (`runs_with`; absent: every run the claims read) at its seeds too (as fresh_<kind>);
+    with `earlier`, the runs it names at the earlier seeds (as earlier_<kind>); so the training jobs run
+    them."""
     files = paper.claim_inputs(cfg, seeds)
     for prefix, extra in ((FRESH, fresh), (EARLIER, earlier)):
         if extra and any(k.startswith(prefix) for k in files):
@@ -349,7 +361,7 @@ def claim_inputs(paper: Paper, cfg: dict, seeds: list[int], fresh: list[dict],
                                    "which names the claims job's inputs of another seed set; fix: rename it")
     if fresh:
         files.update({FRESH + kind: list(dict.fromkeys(
-            p for block in fresh for p in paper.per_run_files(cfg, kind, figure, block["seeds"])))
+            p for block in fresh for p in earlier_files(paper, cfg, block, kind, figure)))
             for kind, figure in paper.claim_reads.items()})
     if earlier:
         files.update({EARLIER + kind: earlier_files(paper, cfg, earlier, kind, figure)
@@ -358,7 +370,7 @@ def claim_inputs(paper: Paper, cfg: dict, seeds: list[int], fresh: list[dict],
 
 
 def earlier_files(paper: Paper, cfg: dict, earlier: dict, kind: str, figure: str | None) -> list[str]:
-    """The per-run files of kind `kind` of the runs `earlier_runs` names, at the earlier seeds."""
+    """The per-run files of kind `kind` of the runs `earlier_runs` names, at the seed set's seeds."""
     return [paper.run_file(kind, run, s) for run in earlier_runs(paper, cfg, earlier, figure)
             for s in earlier["seeds"]]
 
@@ -409,8 +421,12 @@ def score_claims(sm: Any) -> None:
     for block in fresh:  # each set's claims judged again on its seeds: their rows' headline
         fresh_files = fresh_inputs(paper, cfg, block, dict(sm.input.items()))
         ids = fresh_claim_ids(paper, claims, block)
-        fresh_rows = judge([c for c in claims if c.id in ids], paper.load_results(fresh_files), judged,
-                           sm.params.stats, sm.params.settings, block["seeds"], subset, sm.params.scale)
+        try:
+            fresh_rows = judge([c for c in claims if c.id in ids], paper.load_results(fresh_files), judged,
+                               sm.params.stats, sm.params.settings, block["seeds"], subset, sm.params.scale)
+        except MissingResult as e:
+            raise MissingResult(f"config key '{paper.name}.fresh_seeds.runs_with' leaves out a run that "
+                                f"its claims read ({e}); fix: add a part of that run's name") from e
         rows = with_seed_sets(rows, fresh_rows, seeds, block["seeds"])
         records += [read_json(p) for p in fresh_files["metrics"]]
     if earlier:  # the listed claims judged again on their earlier seeds: shown beside, not counted
@@ -480,7 +496,7 @@ def fresh_inputs(paper: Paper, cfg: dict, fresh: dict, inputs: dict[str, Any]) -
     for kind, figure in paper.claim_reads.items():
         given = inputs.get(FRESH + kind) or []
         given = [given] if isinstance(given, str) else [str(p) for p in given]
-        out[kind] = paper.per_run_files(cfg, kind, figure, fresh["seeds"])
+        out[kind] = earlier_files(paper, cfg, fresh, kind, figure)
         missing += [p for p in out[kind] if p not in given or not Path(p).is_file()]
     if missing:
         raise FreshRunsMissing(

@@ -37,8 +37,9 @@ def index() -> str:
              "generated from its declaration (`workflow/rules/papers.smk`): one per stage",
              "(`<prefix>_<stage>`, one job per run and seed; with config key `batch_seeds`, as at the",
              "smoke and default scales, one job per run for all the paper's seeds, and",
-             "`<prefix>_<stage>_seed` for each fresh or earlier seed), one figure rule (`<prefix>_figure`,",
-             "one job per figure) and one claims rule (`<prefix>_claims`). Regenerate with",
+             "`<prefix>_<stage>_seeds<first>` per run for each set of fresh or earlier seeds), one figure",
+             "rule (`<prefix>_figure`, one job per figure) and one claims rule (`<prefix>_claims`).",
+             "Regenerate with",
              "`python -m replikit.papers.rule_index > docs/rules.md`.",
              "", "| rule | declared in | computed by |", "|---|---|---|"]
     lines += [f"| `{name}` | `{where}` | {what} |" for name, where, what in FIXED]

@@ -481,7 +481,10 @@ def block_default_cost(snaps: dict) -> str:
     lines.append("The CPU's peak: " + (f"{peak / 1e9:,.1f} GFLOP/s (fp32 matmul, one thread, measured by "
                                        f"`{plan['made_by']['how']}`)" if peak else "not yet measured")
                   + ". Training FLOPs count the training steps only; their time also holds evaluation "
-                  "and each job's start-up, so the rate is a floor.")
+                  "and each job's start-up, so the rate is a floor. CPU-hours: each job's own CPU seconds "
+                  "where its log records them (`replikit.core.job_cpu`), else Snakemake's `cpu_time`, "
+                  "sampled every 30 s after a job's first 15 s, which misses up to the last 30 s of each "
+                  "job.")
     return "\n".join(lines)
 
 

@@ -26,6 +26,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from replikit.core.job_cpu import logged_cpu_seconds
 from replikit.reporting.docs import PUBLISHED, SCALES
 from replikit.reporting.provenance import REPOSITORY, code_hash, git_state
 from replikit.tools import published_runs
@@ -209,7 +210,9 @@ def benchmark_seconds(tree: Path, paused: list[tuple[dt.datetime, dt.datetime]] 
                       aside: list[tuple[dt.datetime, dt.datetime]] | None = None
                       ) -> dict[str, dict[str, float]]:
     """Per paper (the first folder under logs/benchmarks/, `data` for the datasets): jobs, their
-    wall seconds (`s`) and CPU seconds (`cpu_time`), summed over Snakemake's benchmark files. With
+    wall seconds (`s`) and CPU seconds, summed over Snakemake's benchmark files (the CPU seconds the job
+    wrote to its log where it did, `core.jobs.cpu_line`; else the benchmark's `cpu_time`, which misses
+    up to the last 30 s of a job longer than 15 s). With
     `paused` (paused_intervals), a job's wall seconds leave out the time the run was paused while it
     ran: its span ends when Snakemake wrote its benchmark file (the file's mtime, so the tree must be
     the run's own, not a copy) and starts `s` seconds before. A benchmark file holds a job's last
@@ -232,7 +235,8 @@ def benchmark_seconds(tree: Path, paused: list[tuple[dt.datetime, dt.datetime]] 
         seconds = float(rows[-1]["s"])
         gone = 0.0 if ended_within(path, aside or []) else paused_within(path, seconds, paused or [])
         job_s = seconds - gone
-        cpu = float(rows[-1].get("cpu_time") or 0.0)
+        logged = logged_cpu_seconds(tree / "logs" / path.relative_to(root).with_suffix(".log"))
+        cpu = logged if logged is not None else float(rows[-1].get("cpu_time") or 0.0)
         group["cpu_s"] += cpu
         stage = path.relative_to(root).parts[1] if len(path.relative_to(root).parts) > 2 else ""
         group.setdefault("stage_cpu_s", {}).setdefault(stage, 0.0)
