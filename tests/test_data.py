@@ -110,7 +110,7 @@ def test_a_declared_dataset_is_prepared_like_the_built_in_ones(tmp_path, monkeyp
 def test_a_local_npz_dataset_prepares_with_the_default_sources_and_names_itself(tmp_path, monkeypatch):
     """A dataset that is only a local .npz file (no torchvision class, no hub id) prepares with the
     default sources (the network ones are skipped, not a TypeError), its manifest names it, its
-    banner and deviation say its name and counts, and a missing file names the file and the fix."""
+    banner and deviation say its name and counts, and a missing file names the file and where to put it."""
     from replikit.core.io import file_digest
     from replikit.data import datasets
 
@@ -136,7 +136,8 @@ def test_a_local_npz_dataset_prepares_with_the_default_sources_and_names_itself(
     assert deviations({}, {}, subset=datasets.data_label(manifest)) == [
         {"key": "data", "ours": "Blobs subset (12 training / 6 test images)", "paper": "full dataset"}]
 
-    with pytest.raises(data.DataError, match=rf"Download blobs\.npz \(md5 {md5}\) and put it in one of"):
+    with pytest.raises(data.DataError, match=r"its file blobs\.npz is a file of your own, which no source "
+                       r"downloads; put it in one of data\.search_paths"):
         data.prepare("blobs", [str(tmp_path / "empty")], tmp_path / "dl2")
 
 

@@ -36,7 +36,8 @@ def test_continual_learning_runs_on_a_dataset_declared_in_the_config(tmp_path_fa
     """The shared CL test DAG runs on the synthetic dataset by config key `dataset` alone; its margins,
     from an MNIST pilot, say so on the rows that need them."""
     work = local_report(shared_root(tmp_path_factory)).parents[2]
-    manifest = json.loads((work / "resources/data/blobs/manifest.json").read_text())
+    (folder,) = (work / "resources/data").glob("blobs-*")  # keyed by the file's md5 (data.freshness)
+    manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest["dataset_title"] == "Blobs" and manifest["counts"] == {"train": 160, "test": 64}
     assert not (work / "resources/data/mnist").exists()  # no run of the paper's own dataset
     rows = {c["id"]: c for c in check_named(work, "continual_learning")}

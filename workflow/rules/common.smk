@@ -2,9 +2,10 @@
 from replikit.core.config import ConfigError, load_config
 from replikit.data.datasets import names as dataset_names
 from replikit.scoring.fidelity import paper_settings
-from replikit.papers.registry import check_experiments, code_hashes, config_errors, get
+from replikit.papers.registry import check_experiments, code_hashes, config_errors, data_errors, get
 from replikit.reporting.provenance import code_hash
-from replikit.papers.interface import dataset_files
+from replikit.papers.interface import dataset_files, prepared_files
+from replikit.data.freshness import prepared_key
 from replikit.plan.schedule import first_of_all, stage_priorities, stage_seconds
 from replikit.scoring.registration import registration_input
 from replikit.papers.glue import (
@@ -36,6 +37,11 @@ if FRESH_ERRORS:
     raise ConfigError("invalid configuration:\n  " + "\n  ".join(FRESH_ERRORS))
 # Every dataset rule prepare_dataset can make: the built-in ones and those the enabled papers declare.
 DATASETS = dataset_names()
+# The datasets this run reads, checked against their declarations before any job: a local file whose
+# md5 is not the declared one, or a user's own file in no search path, stops the run here.
+DATA_ERRORS = data_errors(config, PAPERS)
+if DATA_ERRORS:
+    raise ConfigError("the data is not as declared:\n  " + "\n  ".join(DATA_ERRORS))
 # Rule-name prefix of each paper's rules (bm_train, ...): the time-limit hint names its config key.
 RULE_PREFIXES = {paper.prefix: paper.name for paper in PAPERS}
 # The papers' own settings: every scorecard row lists how this run departs from them.

@@ -1,11 +1,13 @@
 # Prepared datasets: canonical uint8 tensors + manifest (source, counts, sha256, subset flag).
 
 
+# {dataset} is the prepared folder's key: the dataset's name, or for a user's own file its name and md5
+# (replikit.data.freshness.prepared_key), so a file made again is prepared again.
 rule prepare_dataset:
     output:
-        **dataset_files("{dataset}"),
+        **prepared_files("{dataset}"),
     wildcard_constraints:
-        dataset="|".join(DATASETS),
+        dataset="|".join(prepared_key(name) for name in DATASETS),
     params:
         search_paths=config["data"]["search_paths"],
         sources=config["data"]["sources"],

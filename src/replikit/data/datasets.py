@@ -30,6 +30,7 @@ class Dataset:
     huggingface: tuple[str, str, str] | None = None  # (hub repo, image column, label column)
     extracted: str | None = None  # a folder torchvision extracted (it checks its files) also accepted
     subset: tuple[str, str] | None = None  # (file, md5) of a verified .npz subset, the last resort
+    complete: bool = False  # the .npz holds the whole dataset (`sizes`), not a subset of it
     url: str = ""  # where to download the local files by hand
     shape: tuple[int, int, int] | None = None  # (channels, height, width) of an image: model inputs, costs
     n_classes: int | None = None  # label count: model outputs, chance levels
@@ -104,6 +105,11 @@ def scoped() -> Iterator[None]:
     finally:
         _REGISTRY.clear(), _DECLARED_BY.clear()
         _REGISTRY.update(saved), _DECLARED_BY.update(saved_by)
+
+
+def declared_by(name: str) -> str:
+    """Who declared dataset `name` (e.g. "config key data.datasets.blobs"), for messages."""
+    return _DECLARED_BY.get(name, "an unnamed declaration")
 
 
 def get(name: str) -> Dataset:

@@ -28,6 +28,7 @@ import torch
 from replikit.core.io import file_digest, tensor_digest, torch_save, write_json
 from replikit.data.datasets import Dataset
 from replikit.data.datasets import get as dataset
+from replikit.data.freshness import declared_files, find, own_file_only
 
 SOURCES = ("local", "torchvision", "huggingface", "subset")
 
@@ -64,18 +65,11 @@ def verify_md5(path: Path, expected: str) -> str:
     digest = file_digest(path, "md5")
     if digest != expected:
         raise ChecksumError(
-            f"checksum mismatch for {path}: md5 is {digest}, expected {expected}. "
-            "The file is corrupt or not the original; delete or replace it."
+            f"checksum mismatch for {path}: md5 is {digest}, the declaration says {expected}. If the "
+            f"file is the one you mean to use, declare md5 {digest}; if the declaration is right, the "
+            "file is corrupt or another version: replace it."
         )
     return digest
-
-
-def _find(search_paths: list[str], relative: str) -> Path | None:
-    for root in search_paths:
-        p = Path(root).expanduser().resolve() / relative
-        if p.exists():
-            return p
-    return None
 
 
 def data_identity(data: dict) -> str:
@@ -113,18 +107,10 @@ def _verified_archives(ds: Dataset, download_dir: Path) -> dict[str, str] | None
     return {str(p): md5 for p, md5 in wanted.items()}
 
 
-def _local_files(ds: Dataset, sources: list[str] | tuple[str, ...]) -> dict[str, str]:
-    """Relative path -> md5 of every local copy the `sources` would read."""
-    files = dict(ds.local_files) if "local" in sources else {}
-    if "subset" in sources and ds.subset:
-        files[ds.subset[0]] = ds.subset[1]
-    return files
-
-
 def verify_local_copies(name: str, search_paths: list[str], sources: list[str] | tuple[str, ...]) -> None:
     """Fail at once (before any network source is tried) when a local copy fails its checksum."""
-    for relative, md5 in _local_files(dataset(name), sources).items():
-        path = _find(search_paths, relative)
+    for relative, md5 in declared_files(dataset(name), sources).items():
+        path = find(search_paths, relative)
         if path is not None:
             verify_md5(path, md5)
 
@@ -151,7 +137,7 @@ def _torchvision_load(ds: Dataset, root: Path, download: bool) -> dict:
 
 
 def _local(ds: Dataset, search_paths: list[str], download_dir: Path) -> Prepared:
-    found = {relative: _find(search_paths, relative) for relative in ds.local_files}
+    found = {relative: find(search_paths, relative) for relative in ds.local_files}
     if found and all(found.values()):
         files = {}
         for relative, path in found.items():
@@ -161,7 +147,7 @@ def _local(ds: Dataset, search_paths: list[str], download_dir: Path) -> Prepared
         _remove_extracted(ds, download_dir)
         t = _torchvision_load(ds, download_dir, download=True)  # extracts, checks md5 again
         return Prepared(**t, source=f"local:{_named(files)}", source_files=files)
-    extracted = _find(search_paths, ds.extracted) if ds.extracted else None
+    extracted = find(search_paths, ds.extracted) if ds.extracted else None
     if extracted is not None:
         try:  # torchvision checks the md5 of every extracted file
             t = _torchvision_load(ds, extracted.parent, download=False)
@@ -259,7 +245,7 @@ def _huggingface(ds: Dataset, download_dir: Path) -> Prepared:
 def _subset(ds: Dataset, search_paths: list[str]) -> Prepared:
     if ds.subset is None:
         raise SourceUnavailable(f"no verified subset is declared for {ds.title}")
-    path = _find(search_paths, ds.subset[0])
+    path = find(search_paths, ds.subset[0])
     if path is None:
         raise SourceUnavailable(f"no {ds.subset[0]} in search paths")
     md5 = verify_md5(path, ds.subset[1])
@@ -270,7 +256,8 @@ def _subset(ds: Dataset, search_paths: list[str]) -> Prepared:
             x_test=torch.from_numpy(z["x_test"]).contiguous(),
             y_test=torch.from_numpy(z["y_test"]).long(),
             classes=[str(c) for c in z["classes"]],
-            source=f"subset:{_named({str(path): md5})}", source_files={str(path): md5}, subset=True,
+            source=f"{'file' if ds.complete else 'subset'}:{_named({str(path): md5})}",
+            source_files={str(path): md5}, subset=not ds.complete,
         )
 
 
@@ -305,6 +292,9 @@ def prepare(name: str, search_paths: list[str], download_dir: str | Path,
         log(f"[data] {name}: using {result.source}")
         result.dataset, result.dataset_title = ds.name, ds.title
         return result
+    if own_file_only(ds):
+        raise DataError(f"dataset {name!r} is not available: its file {ds.subset[0]} is a file of your own, "
+                        f"which no source downloads; put it in one of data.search_paths {search_paths}")
     raise DataError(
         f"dataset {name!r} is not available. Tried:\n  " + "\n  ".join(tried)
         + f"\nDownload {ds.how_to_get()} and put it in one of data.search_paths {search_paths}, "

@@ -61,10 +61,17 @@ Wildcards = Any  # snakemake.io.Wildcards: attribute access by wildcard name
 STAGE_WILDCARDS = ("run", "task", "seed")
 
 
+def prepared_files(key: str) -> dict[str, str]:
+    """Rule prepare_dataset's outputs under resources/data/<key>/: canonical tensors and their manifest."""
+    return {"tensors": f"resources/data/{key}/tensors.pt", "manifest": f"resources/data/{key}/manifest.json"}
+
+
 def dataset_files(name: str) -> dict[str, str]:
-    """The prepared dataset `name` (rule prepare_dataset): canonical tensors and their manifest."""
-    return {"tensors": f"resources/data/{name}/tensors.pt",
-            "manifest": f"resources/data/{name}/manifest.json"}
+    """The prepared dataset `name`: its `prepared_files` under its key (`replikit.data.freshness.
+    prepared_key`: its name, or for a user's own file, the name and the file's md5)."""
+    from replikit.data.freshness import prepared_key
+
+    return prepared_files(prepared_key(name))
 
 
 _VALUE = r"[A-Za-z0-9.+-][A-Za-z0-9.+_-]*"  # one value in a run name (no '/': names are folder names)
@@ -282,6 +289,7 @@ class Figure:
     reads: str = "metrics"  # which per-run file (Paper.run_files) it aggregates
     takes_subset: bool = True  # func's last argument says whether the data is a subset
     takes_config: bool = False  # func takes the paper's config block as `cfg=`
+    empty_ok: bool = False  # func draws a "not run at this scale" panel when the config gives it no runs
 
     def draw(self, results: dict[str, pd.DataFrame], specs: list, out: Path, scale: str,
              subset: bool, cfg: dict | None = None) -> pd.DataFrame:

@@ -43,13 +43,17 @@ def _name(func: object) -> str:
 
 
 def experiment_errors(paper: Paper, cfg: dict) -> list[str]:
-    """Every figure of `paper` for which its experiments at config block `cfg` declare no runs (the
-    figure's runs are `Runs.experiments(cfg)[figure name]`), as `field: problem; fix: ...`."""
-    keys = list(paper.experiments(cfg))
-    return [f"figures[{fig.name!r}]: {_name(paper.runs.experiments)}(cfg) declares no runs for it (its "
-            f"keys: {', '.join(map(repr, keys)) or 'none'}); fix: name the figure as its runs' key, or "
-            f"return {fig.name!r}: [...runs] from {_name(paper.runs.experiments)}" for fig in paper.figures
-            if fig.name not in keys]
+    """Every figure of `paper` for which its experiments at config block `cfg` declare no runs, or an
+    empty list of them (the figure's runs are `Runs.experiments(cfg)[figure name]`), as `field: problem;
+    fix: ...`."""
+    groups = paper.experiments(cfg)
+    keys, func = list(groups), _name(paper.runs.experiments)
+    return [f"figures[{fig.name!r}]: {func}(cfg) declares no runs for it (its keys: "
+            f"{', '.join(map(repr, keys)) or 'none'}); fix: name the figure as its runs' key, or return "
+            f"{fig.name!r}: [...runs] from {func}" if fig.name not in keys else
+            f"figures[{fig.name!r}]: {func}(cfg) gives it an empty run list at this config; fix: return "
+            "its runs, or declare Figure(..., empty_ok=True) and draw a 'not run at this scale' panel"
+            for fig in paper.figures if fig.name not in keys or not (groups[fig.name] or fig.empty_ok)]
 
 
 def check_experiments(paper: Paper, cfg: dict) -> Paper:
@@ -147,6 +151,24 @@ def stage_of_job(log: str) -> Stage:
     return stage
 
 
+def used_datasets(config: dict, papers: list) -> list[str]:
+    """The datasets the enabled `papers` read at this config (every figure's, and the paper's own)."""
+    names = {p.dataset(config[p.name], f) for p in papers for f in [None, *(fig.name for fig in p.figures)]}
+    return sorted(n for n in names if n)
+
+
+def data_errors(config: dict, papers: list) -> list[str]:
+    """What stops the run before any job about the data it reads (`replikit.data.freshness.errors`):
+    a file whose md5 is not the declared one, a user's own file in no search path."""
+    from replikit.data import datasets, freshness
+    from replikit.papers.interface import dataset_files
+
+    data = config["data"]
+    return [e for name in used_datasets(config, papers) for e in freshness.errors(
+        name, data["search_paths"], data["sources"], Path(dataset_files(name)["manifest"]).exists(),
+        datasets.declared_by(name))]
+
+
 def register_config_datasets(config: dict) -> list[str]:
     """Register the datasets config key `data.datasets` declares (one entry each); the errors, e.g. a
     name another declaration holds differently."""
@@ -157,7 +179,7 @@ def register_config_datasets(config: dict) -> list[str]:
         tuples = {k: tuple(e[k]) for k in ("sizes", "subset", "shape", "mean", "std") if e.get(k) is not None}
         try:
             declared = datasets.Dataset(name, e["title"], n_classes=e["n_classes"], url=e.get("url", ""),
-                                        **tuples)
+                                        complete=bool(e.get("complete")), **tuples)
             datasets.register(declared, by=f"config key data.datasets.{name}")
         except ValueError as err:
             errors.append(f"config key 'data.datasets.{name}': {err}")
