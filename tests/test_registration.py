@@ -28,9 +28,9 @@ def claim_x1(runs, cfg):
 '''
 
 
-def _module(tmp_path, name: str, scale: int):
+def _module(tmp_path, name: str, scale: int, text: str = FAKE):
     path = tmp_path / f"{name}.py"
-    path.write_text(FAKE.format(scale=scale))
+    path.write_text(text.format(scale=scale))
     spec = importlib.util.spec_from_file_location(f"replikit._test_{name}", path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
@@ -42,6 +42,15 @@ def test_a_claims_code_hash_follows_the_helpers_and_constants_it_reaches(tmp_pat
     one, same, other = _module(tmp_path, "a", 2), _module(tmp_path, "b", 2), _module(tmp_path, "c", 3)
     assert claim_code(one.claim_x1) != claim_code(other.claim_x1)  # only a constant it reaches differs
     assert len(claim_code(same.claim_x1)) == 16
+
+
+def test_a_docstring_or_comment_is_not_the_claims_code_but_a_statement_is(tmp_path):
+    """The hash reads the syntax tree without docstrings and comments (registration.code_text)."""
+    base = claim_code(_module(tmp_path, "d", 2).claim_x1)
+    worded = FAKE.replace("def helper(x):\n", 'def helper(x):\n    """Scale x."""  # a note\n')
+    assert claim_code(_module(tmp_path, "d", 2, worded).claim_x1) == base
+    changed = FAKE.replace("return x * SCALE", "return x * SCALE + 1")
+    assert claim_code(_module(tmp_path, "d", 2, changed).claim_x1) != base
 
 
 def test_the_lock_covers_every_claim_at_smoke_and_default():

@@ -1,7 +1,8 @@
 """Pre-registration kept by the machine (issue 85): what a claim was when its seeds were fixed.
 
 `config/registrations/<paper>.json` records, per claim and scale, the claim's *fingerprint* (the hash
-of its claim function's source and of every replikit function and constant it reaches, `claim_code`;
+of its claim function's code, without docstrings or comments, and of every replikit function and
+constant it reaches, `claim_code`;
 the digest of its statement, statistic, rule, falsifier setting and quote; the config values of the
 keys it uses, margins included) and the seeds it is judged on, with the date it was written. The lock
 is written by `python -m replikit.tools.register`, which refuses seeds that already have results.
@@ -13,9 +14,11 @@ counted apart (CHANGED) until fresh seeds are registered for it and judge it.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import inspect
 import json
+import textwrap
 import types
 from collections.abc import Callable
 from pathlib import Path
@@ -39,10 +42,28 @@ def _names(func: Callable) -> set[str]:
     return names
 
 
+def code_text(func: Callable) -> str:
+    """`func`'s code as its syntax tree writes it back, without docstrings or comments (a change of
+    wording there is not a change of the claim)."""
+    source = textwrap.dedent(inspect.getsource(func))
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:  # a lambda inside a longer expression: its lines as they are
+        return source
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and body \
+                and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+                and isinstance(body[0].value.value, str):
+            node.body = body[1:] or [ast.Pass()]
+    return ast.unparse(tree)
+
+
 def claim_code(func: Callable) -> str:
-    """A short sha256 of `func`'s source and of every replikit function and module-level constant it
-    reaches by name, in its own module or another (each once): a change to the claim's statistic,
-    its measure or a helper it calls changes it, and nothing else does."""
+    """A short sha256 of `func`'s code (`code_text`: no docstrings or comments) and of every replikit
+    function and module-level constant it reaches by name, in its own module or another (each once): a
+    change to the claim's statistic, its measure or a helper it calls changes it, and nothing else
+    does."""
     h, seen, todo = hashlib.sha256(), set(), [func]
     while todo:
         f = todo.pop()
@@ -50,7 +71,7 @@ def claim_code(func: Callable) -> str:
         if key in seen:
             continue
         seen.add(key)
-        h.update(key.encode() + b"\0" + inspect.getsource(f).encode() + b"\0")
+        h.update(key.encode() + b"\0" + code_text(f).encode() + b"\0")
         for name in sorted(_names(f)):
             value = f.__globals__.get(name)
             if isinstance(value, types.FunctionType) and value.__module__.startswith("replikit."):
