@@ -21,6 +21,7 @@ import pytest
 
 from replikit.papers.registry import get
 from replikit.reporting import plotting
+from replikit.scoring.claims import rests_on_a_threshold
 from tests.figure_audit.store import STORE, figure_files, smoke_config
 
 matplotlib.use("Agg")
@@ -484,17 +485,6 @@ def test_the_run_order_check_fails_the_old_optimum_vs_depth(tmp_path, monkeypatc
 # Which claims rest on one is read from each claim's rule (`rests_on_a_threshold`), so that a new
 # threshold claim cannot be left out of the check; at smoke these are BM-1, BM-5, BM-6, CL-2, CL-5,
 # DT-1, DT-3, DT-4, IH-1, RC-5, SC-1, SC-3 and ST-1.
-_NONZERO = re.compile(r"(?<![\w.])(?:0*[1-9]\d*(?:\.\d+)?|0?\.\d*[1-9]\d*)")  # "0.9", "2", "0.62"; not "0"
-
-
-def rests_on_a_threshold(claim) -> bool:
-    """Whether a claim's verdict rests on a numeric threshold or margin rather than the 0 of a paired
-    difference, as its rule says: a margin or an equivalence ("within +-0.16 decades", "CI below the
-    margin") or a number other than 0 ("lower CI bound > 0.9", "reaches 0.62 held-out accuracy")."""
-    rule = claim.rule.lower()
-    return any(w in rule for w in ("margin", "equivalence", "+-", "±")) or bool(_NONZERO.search(rule))
-
-
 def test_the_threshold_rule_reads_claims_rules():
     def rule(text: str):
         return type("C", (), {"rule": text})()

@@ -90,3 +90,16 @@ def test_the_falsifier_errors_name_only_paper_claims_with_neither():
               _claim("A-4", kind="hypothesis", reading="ours")]
     (error,) = falsifier_errors("p", claims)
     assert error.startswith("claim A-1: ") and "fix:" in error
+
+
+def test_a_threshold_the_figure_does_not_draw_fails_naming_the_claim_and_the_helper(monkeypatch):
+    """The check CI's figure audit makes (tests/test_figure_audit.py), run by paper_check on the stored
+    smoke results: here with every claim reference erased from the drawn figures."""
+    from replikit.reporting import plotting
+    from replikit.tools import paper_check
+
+    assert paper_check.check_thresholds("rank_collapse") == []
+    monkeypatch.setattr(plotting, "claim_artists", lambda fig: {})
+    problems = paper_check.check_thresholds("rank_collapse")
+    assert problems and all("draws no reference for it" in p and "plotting.claim_line" in p for p in problems)
+    assert any(p.startswith("RC-5: figure 'training_loss'") for p in problems), problems

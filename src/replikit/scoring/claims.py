@@ -35,6 +35,7 @@ declares itself not measurable for the configuration at hand.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
@@ -381,6 +382,17 @@ def claim_fidelity(claim: Claim, experiment_keys: set[str], deviations: list[dic
     unchecked = [d["key"] for d in claim_deviations([{"key": k} for k in unverified], experiment_keys,
                                                     claim.uses)]
     return fidelity_label(devs, unchecked, preflight), devs, unchecked
+
+
+_NONZERO = re.compile(r"(?<![\w.])(?:0*[1-9]\d*(?:\.\d+)?|0?\.\d*[1-9]\d*)")  # "0.9", "2", "0.62"; not "0"
+
+
+def rests_on_a_threshold(claim: Claim) -> bool:
+    """Whether a claim's verdict rests on a numeric threshold or margin rather than the 0 of a paired
+    difference, as its rule says: a margin or an equivalence ("within +-0.16 decades", "CI below the
+    margin") or a number other than 0 ("lower CI bound > 0.9", "reaches 0.62 held-out accuracy")."""
+    rule = claim.rule.lower()
+    return any(w in rule for w in ("margin", "equivalence", "+-", "±")) or bool(_NONZERO.search(rule))
 
 
 def evaluate(claims: list[Claim], results: dict, level: float = 0.90, min_seeds: int = 5,

@@ -3,7 +3,8 @@
 It runs, for paper NAME: that its module(s) import and keep the paper interface, its config at every
 scale (loaded once), its declaration (its figures' runs, its claims' figures, a falsifier or a check for
 every paper claim), ruff on its files, every quote against its source texts, the rule index
-(docs/rules.md) and the figure audit's stored results; a check whose prerequisite failed (the module, the
+(docs/rules.md), the figure audit's stored results, its claims' functions and registration, and that
+every threshold a claim rests on is drawn on its figure; a check whose prerequisite failed (the module, the
 config) is skipped. Each failure names its fix; exit status 1 when any check fails. It runs no training
 job and takes seconds.
 """
@@ -141,6 +142,58 @@ def check_audit_store(name: str) -> list[str]:
             "then store seeds 0-2 of its runs: `python -m tests.figure_audit.store scales/smoke/results`"]
 
 
+def drawn_on(name: str, figure: str) -> dict[str, list[tuple[int, str]]]:
+    """Claim id -> (panel, axis) of each claim reference the figure draws from the audit's stored
+    smoke results (`plotting.claim_artists`), drawn as its rule draws it (nothing written)."""
+    from replikit.papers.registry import get
+    from replikit.reporting import plotting
+
+    paper, cfg = get(name), configs(name)["smoke"][name]
+    fig = paper.figure(figure)
+    store = _root() / "tests/figure_audit/runs"
+    files = [str(store / p) for p in paper.per_run_files(cfg, fig.reads, fig.name,
+                                                          paper.seeds(cfg, AUDIT_SEEDS)[:len(AUDIT_SEEDS)])]
+    kept, save = {}, plotting.save
+    plotting.save = lambda f, path, title, scale, subset: kept.update(fig=f)
+    try:
+        fig.draw(paper.load_results({fig.reads: files}), list(paper.experiments(cfg)[figure]),
+                 Path("unused.png"), "smoke", False, cfg)
+    finally:
+        plotting.save = save
+    found = plotting.claim_artists(kept["fig"])
+    plotting.pyplot().close(kept["fig"])
+    return found
+
+
+def check_thresholds(name: str) -> list[str]:
+    """Every numeric threshold or margin a claim's verdict rests on is drawn on the figure and axis the
+    claim names (`Claim(drawn=((figure, axis),))`), with plotting.claim_line or claim_band keyed by the
+    claim's id (tests/test_figure_audit.py, docs/report-and-scorecard.md)."""
+    from replikit.papers.registry import get
+    from replikit.scoring.claims import rests_on_a_threshold
+
+    paper, cfg = get(name), configs(name)["smoke"][name]
+    problems, drawn = [], {}
+    for c in paper.claims(paper.experiments(cfg), cfg):
+        if rests_on_a_threshold(c) and not c.drawn:
+            problems.append(f"{c.id} rests on a numeric threshold or margin (its rule: {c.rule!r}) but names "
+                            "no figure that draws it; fix: Claim(drawn=((figure, 'y'),)) and draw it there "
+                            "with plotting.claim_line(ax, claim_id, value, what) or plotting.claim_band(ax, "
+                            "claim_id, low, high, what)")
+        for figure, axis in c.drawn:
+            if figure not in c.figures:
+                problems.append(f"{c.id} draws its threshold on {figure!r}, not among its figures; fix: add "
+                                "it to Claim(figures=...)")
+                continue
+            if figure not in drawn:
+                drawn[figure] = drawn_on(name, figure)
+            if axis not in {a for _, a in drawn[figure].get(c.id, [])}:
+                problems.append(f"{c.id}: figure {figure!r} draws no reference for it on its {axis} axis; "
+                                "fix: draw the threshold with plotting.claim_line or claim_band, keyed by "
+                                f"{c.id!r}")
+    return problems
+
+
 def fidelity_notes(name: str) -> list[str]:
     from replikit.papers.registry import get
 
@@ -179,11 +232,12 @@ def check_registration(name: str) -> list[str]:
 CHECKS: dict[str, Callable[[str], list[str]]] = {
     "module": check_module, "config": check_config, "declaration": check_declaration, "ruff": check_ruff,
     "quotes": check_quotes, "rule index": check_rule_index, "figure audit store": check_audit_store,
-    "registration": check_registration,
+    "registration": check_registration, "thresholds drawn": check_thresholds,
 }
 # the check each one needs: skipped when that one failed or was skipped (one failure, reported once)
 NEEDS = {"config": "module", "declaration": "config", "quotes": "config", "rule index": "module",
-         "figure audit store": "config", "registration": "declaration"}
+         "figure audit store": "config", "registration": "declaration",
+         "thresholds drawn": "figure audit store"}
 
 
 def run(name: str) -> int:
