@@ -42,6 +42,10 @@ def test_continual_learning_runs_on_a_dataset_declared_in_the_config(tmp_path_fa
     assert not (work / "resources/data/mnist").exists()  # no run of the paper's own dataset
     rows = {c["id"]: c for c in check_named(work, "continual_learning")}
     assert "setting: Permuted Blobs (100% of pixels permuted), MLP" in json.dumps(rows)
+    # no seed had been seen on this data, and no claim registered on it (the smoke block's seen_seeds
+    # and the lock are MNIST's)
+    assert not any(r.get("seen_only") for r in rows.values()), [r["id"] for r in rows.values()]
+    assert all(r["registration"]["registered"] is None for r in rows.values())
     for claim in ("CL-2", "CL-5"):
         assert rows[claim]["verdict"] == "inconclusive"
         assert any("margin from another dataset's pilot (MNIST, not Blobs)" in p.get("no_evidence", "")

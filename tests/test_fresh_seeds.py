@@ -329,3 +329,19 @@ def test_seen_seeds_name_the_papers_claims(scales):
         "continual_learning": ["CL-2", "CL-3", "CL-4", "CL-5"],
         "depthwise_transfer": ["DT-1", "DT-3", "DT-4"], "shaped_transformer": ["ST-1", "ST-3"],
         "super_consistency": ["SC-1", "SC-3"]}
+
+
+def test_on_another_dataset_no_seed_set_applies_and_nothing_was_seen(scales):
+    """Seed sets are the block's own data's (issue 86): a paper run on another dataset by its key
+    `dataset` trains no fresh or earlier seeds, and its claims job marks no row seen or registered."""
+    import copy
+
+    config = copy.deepcopy(scales["config"])
+    assert glue.on_own_data(config, "continual_learning") and glue.fresh_seeds(config, "continual_learning")
+    assert glue.own_dataset("continual_learning", "default") == "mnist"
+    assert glue.own_dataset("rank_collapse", "default") is None and glue.on_own_data(config, "rank_collapse")
+    config["continual_learning"]["dataset"] = "cifar10"
+    assert not glue.on_own_data(config, "continual_learning")
+    assert glue.fresh_seeds(config, "continual_learning") == []
+    config["latent_lookahead"]["earlier_seeds"] = {"seeds": [30], "claims": ["LL-3"], "runs_with": "maze"}
+    assert glue.earlier_seeds(config, "latent_lookahead")  # its own data (a task it generates)

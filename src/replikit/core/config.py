@@ -170,21 +170,27 @@ def full_schema(schema_path: str | Path) -> dict:
     return schema
 
 
+def scale_block(path: Path, scale: str) -> dict:
+    """A paper file's settings at `scale`: its base scale's block (BASE_SCALES), then the scale's own
+    over it (a copy)."""
+    blocks = {k: v for k, v in paper_file(path).items() if k != SCHEMA_KEY and not is_ladder_key(k)}
+    base = BASE_SCALES.get(scale)
+    if scale not in blocks and base not in blocks:
+        raise ConfigError(f"{path} has no block for scale {scale!r} (it has: {', '.join(blocks)}); "
+                          f"add one, or set scale to one of those")
+    settings = copy.deepcopy(blocks[base] or {}) if base in blocks else {}
+    return _merged(settings, copy.deepcopy(blocks.get(scale) or {}))
+
+
 def with_paper_settings(config: dict, schema_path: str | Path) -> dict:
     """Each paper's block of its scale (config/papers/<paper>.yaml, next to the workflow) under the
     config's own `<paper>:` keys, which win; in place."""
     scale = config.get("scale", "default")
     for name, path in paper_files(schema_path).items():
-        blocks = {k: v for k, v in paper_file(path).items() if k != SCHEMA_KEY and not is_ladder_key(k)}
-        base = BASE_SCALES.get(scale)
-        if scale not in blocks and base not in blocks:
-            raise ConfigError(f"{path} has no block for scale {scale!r} (it has: {', '.join(blocks)}); "
-                              f"add one, or set scale to one of those")
+        settings = scale_block(path, scale)
         own = config.get(name) or {}
         if not isinstance(own, dict):
             continue  # the schema names it
-        settings = copy.deepcopy(blocks[base] or {}) if base in blocks else {}
-        settings = _merged(settings, copy.deepcopy(blocks.get(scale) or {}))
         config[name] = _merged(settings, own)  # key order kept: params compare it
     return config
 

@@ -226,13 +226,33 @@ def draw_figure(sm: Any) -> None:
 FRESH = "fresh_"
 
 
+def own_dataset(paper: str, scale: str) -> str | None:
+    """The dataset paper `paper` reads by its own block at `scale` (config/papers/<paper>.yaml, no
+    user's keys over it): the data its seed sets (fresh, earlier, seen) and its registrations were
+    declared on. None for a paper that reads none."""
+    from replikit.core.config import scale_block
+    from replikit.papers import CONFIGS
+
+    try:
+        return get(paper).dataset(scale_block(CONFIGS / f"{paper}.yaml", scale), None)
+    except KeyError:  # a block that leaves the key to the schema's default
+        return None
+
+
+def on_own_data(config: dict, paper: str) -> bool:
+    """Whether `paper` reads at this config the data its own block names at its scale; on another
+    dataset no seed of its seed sets has been seen and no claim is registered (issue 86)."""
+    return get(paper).dataset(config[paper], None) == own_dataset(paper, config.get("scale", "default"))
+
+
 def fresh_seeds(config: dict, paper: str) -> list[dict]:
     """Config key <paper>.fresh_seeds as a list of seed sets, each {"seeds": [...], "claims": [...]}:
     claims whose margin, statistic or settings were fixed after the paper's seeds (and, for a later
     set, an earlier set's) had been seen, judged again on seeds never seen before (their rows'
-    headline). The key holds one set or a list. [] where the block has none, and in a ladder rung,
-    which runs the seeds its ladder declares, not its base block's fresh ones."""
-    if config.get("ladder_rung"):
+    headline). The key holds one set or a list. [] where the block has none, in a ladder rung, which
+    runs the seeds its ladder declares, not its base block's fresh ones, and on another dataset than
+    the block's own (`on_own_data`), where no seed was seen."""
+    if config.get("ladder_rung") or not on_own_data(config, paper):
         return []
     return as_sets((config.get(paper) or {}).get("fresh_seeds"))
 
@@ -311,8 +331,9 @@ def earlier_seeds(config: dict, paper: str) -> dict | None:
     claims whose rows were judged on other seeds before the paper's seeds changed (the settings of the
     runs they read did not). They are judged there again and shown beside the headline, which stays
     the paper's own seeds'; only the runs whose name contains `runs_with` (those the claims read) are
-    trained at them. None where the block has none, and in a ladder rung (as `fresh_seeds`)."""
-    if config.get("ladder_rung"):
+    trained at them. None where the block has none, in a ladder rung and on another dataset (as
+    `fresh_seeds`)."""
+    if config.get("ladder_rung") or not on_own_data(config, paper):
         return None
     return (config.get(paper) or {}).get("earlier_seeds") or None
 
@@ -413,7 +434,9 @@ def score_claims(sm: Any) -> None:
     judged = judged_config(cfg)
     rows = named(judge(claims, paper.load_results(files), judged, sm.params.stats, sm.params.settings, seeds,
                        subset, sm.params.scale), seeds)
-    seen = cfg.get("seen_seeds")
+    config = getattr(sm, "config", None) or {}
+    own = on_own_data(config, paper.name) if paper.name in config else True
+    seen = cfg.get("seen_seeds") if own else None  # seen on the block's own data, not on another
     if seen:  # judged on seen seeds only at this scale: marked (before any seed set copies the row), and a
         # replication among them counted apart; a claim with fresh seeds takes its headline from them
         rows = seen_only(rows, [c for c in seen["claims"] if c not in fresh_claims(fresh)])
@@ -441,7 +464,8 @@ def score_claims(sm: Any) -> None:
         rows = with_earlier_seeds(rows, earlier_rows, seeds, earlier["seeds"])
         records += [read_json(p) for p in earlier_input["metrics"]]
     locks = Path(sm.input.registration).parent if "registration" in sm.input.keys() else None
-    lock = read_lock(paper.name, locks) if locks else {}  # none before the paper's first registration
+    # none before the paper's first registration; none on another dataset than the block's own
+    lock = read_lock(paper.name, locks) if locks and own else {}
     rows = registered(rows, fingerprints(paper, claims, cfg), lock, sm.params.scale)
     prov = record(sm.rule, _source(paper.claims), cfg, [r["device"] for r in records])
     prov.update(runs=runs_computed_by(records), analysis_code=code_hash(paper.claims.__module__),
