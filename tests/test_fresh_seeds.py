@@ -326,9 +326,11 @@ def test_seen_seeds_name_the_papers_claims(scales):
     smoke = scales["smoke"]
     assert all(glue.seen_seeds_errors(registry.get(n), smoke) == [] for n in smoke["papers"])
     assert {n: smoke[n]["seen_seeds"]["claims"] for n in smoke["papers"] if smoke[n].get("seen_seeds")} == {
-        "continual_learning": ["CL-2", "CL-3", "CL-4", "CL-5"],
+        "continual_learning": ["CL-2", "CL-3", "CL-4", "CL-5", "CL-6", "CL-7"],
         "depthwise_transfer": ["DT-1", "DT-3", "DT-4"], "shaped_transformer": ["ST-1", "ST-3"],
         "super_consistency": ["SC-1", "SC-3"]}
+    default = scales["config"]  # until a fresh set registered before it runs judges them (issue 85)
+    assert default["continual_learning"]["seen_seeds"] == {"claims": ["CL-6", "CL-7"]}
 
 
 def test_on_another_dataset_no_seed_set_applies_and_nothing_was_seen(scales):
