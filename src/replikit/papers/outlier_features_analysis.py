@@ -305,7 +305,7 @@ def claim_of1(runs: dict[str, list[Train]], cfg: dict) -> Claim:
     borrowed = borrowed_noise(cfg.get("margins_from"), "OF-1's margin", "outlier_features")
     return Claim(
         "OF-1", statement="The Outlier Protected block, without Pre-Norm layers, ends training with less "
-        "outlier-feature kurtosis than the standard Pre-Norm block.",
+        "outlier-feature kurtosis growth than the standard Pre-Norm block, by more than the seed noise.",
         paper_value="OP mitigates OFs (" + QUAL + ")", paper_source=SOURCE,
         statistic=f"per seed, at lr {hi:g}: the kurtosis growth of Pre-Norm minus that of OP at the last step"
         + _setting(cfg),
