@@ -143,9 +143,9 @@ def margins_from_curves(curves: dict[str, dict[int, dict[float, float]]], cfg: d
 def _styles(cfg: dict) -> dict[str, tuple[str, str, str]]:
     """arm -> (label, block, line style): the block gives the colour, the variant the line style."""
     b, eps = float(cfg["op_beta"]), float(cfg["large_eps"])
-    return {"pre": ("pre", "pre", "-"), "pre_scaled": (f"pre, beta {b:g}", "pre", "--"),
-            "pre_large_eps": (f"pre, eps {eps:g}", "pre", ":"), "op": ("op", "op", "-"),
-            "op_unscaled": ("op, beta 1", "op", "--"), "none": ("none", "none", "-")}
+    return {"pre": ("pre", "pre", "-"), "pre_scaled": (f"pre: beta {b:g}", "pre", "--"),
+            "pre_large_eps": (f"pre: eps {eps:g}", "pre", ":"), "op": ("op", "op", "-"),
+            "op_unscaled": ("op: beta 1", "op", "--"), "none": ("none", "none", "-")}
 
 
 def _curves(ax, d: pd.DataFrame, column: str, cfg: dict, colours: dict) -> None:
@@ -217,13 +217,13 @@ def figure_kurtosis_vs_correlation(df: pd.DataFrame, specs: list[Train], out: Pa
     t = final(df)
     fig, axes = plotting.new_figure(2, width=4.8, height=4.4)
     hi, lo, _ = _lrs(cfg)
-    for lr, marker, fill in ((hi, "o", True), (lo, "^", False)):
+    for lr, marker, fill in ((lo, "^", False), (hi, "o", True)):
         for block in BLOCKS:
             d = t[np.isclose(t["lr"], lr) & (t["block"] == block)]
             c = colours[block]
             axes[0, 0].scatter(d["correlation"], d["growth"], marker=marker, s=22,
                                facecolors=[c] if fill else "none", edgecolors=[c],
-                               label=f"{block}, lr {lr:g}")
+                               label=f"{block}: lr {lr:g}")
     axes[0, 0].set(xlabel="final token correlation (mean over blocks)", ylabel="kurtosis growth since step 0")
     axes[0, 0].legend(fontsize=7, ncols=2, loc="upper center", bbox_to_anchor=(0.5, -0.2))
     names = [a for a in styles if a != "pre_large_eps"]
