@@ -130,3 +130,35 @@ def test_the_committed_pilot_gives_the_configured_margins():
         pilot = json.loads(path.read_text())
         cfg = load([f"config/{scale}.yaml"] if scale != "default" else [])["outlier_features"]
         assert pilot["margins"] == cfg["margins"] and not set(pilot["seeds"]) & set(cfg["seeds"])
+
+
+def _pilot_results(scale: str) -> tuple[dict, dict]:
+    """The committed pilot's final values as the claims read them (one row per lr, arm and seed)."""
+    from replikit.plan.pilot import pilot_file
+
+    pilot = json.loads(pilot_file("outlier_features", scale).read_text())
+    cfg = load([f"config/{scale}.yaml"] if scale != "default" else [])["outlier_features"]
+    rows = {}
+    for key, by_seed in pilot["curves"].items():
+        column, arm, lr = key.split(" ")
+        for seed, v in by_seed.items():
+            rows.setdefault((float(lr.removeprefix("lr-")), arm, int(seed)), {})[column] = v["0"]
+    table = pd.DataFrame([{"lr": lr, "arm": arm, "seed": seed, "step": cfg["steps"], **v}
+                          for (lr, arm, seed), v in rows.items()])
+    return {"curves": table}, cfg
+
+
+def test_the_default_pilot_shows_every_falsifier_can_read_not_replicated():
+    """Each paper claim's falsifier, judged on the default pilot's seeds (100-104) by the claim's own
+    rule at the committed margins (the pilot ran before any verdict run): OF-1's, OF-2's and OF-3's read
+    "not replicated"; OF-4's lies on the far side of its threshold (mean rank correlation -0.58, 4 of
+    5 seeds below 0), short of significance (sign-flip p = 2/32), so inconclusive there."""
+    from replikit.scoring.claims import evaluate
+
+    results, cfg = _pilot_results("default")
+    rows = {r["id"]: r for r in evaluate(ofa.claims(ofa.SPEC.experiments(cfg), cfg), results, cfg=cfg)}
+    falsified = {i: r["falsifier"]["verdict"] for i, r in rows.items() if r["falsifier"]}
+    assert falsified == {"OF-1": "not replicated", "OF-2": "not replicated", "OF-3": "not replicated",
+                         "OF-4": "inconclusive"}
+    (part,) = rows["OF-4"]["falsifier"]["parts"]
+    assert part["mean"] < 0 and part["n_agree"] == 1

@@ -115,10 +115,11 @@ def spearman(table: pd.DataFrame, lr: float, names: list[str]) -> dict[int, floa
 
 
 def pilot_curves(paths: list[str | Path], cfg: dict) -> dict[str, dict[int, dict[float, float]]]:
-    """The pilot's final values {"<growth|loss> <arm> lr-<lr>": {seed: {0: value}}} of every arm."""
+    """The pilot's final values {"<growth|loss|correlation> <arm> lr-<lr>": {seed: {0: value}}} of every
+    arm (the rule reads growth and loss; all three show what each falsifier read there)."""
     table, out = final(load_curves(paths)), {}
     for r in table.itertuples():
-        for column in ("growth", "loss"):
+        for column in ("growth", "loss", "correlation"):
             key = f"{column} {r.arm} lr-{r.lr:g}"
             out.setdefault(key, {})[int(r.seed)] = {0.0: float(getattr(r, column))}
     return out
