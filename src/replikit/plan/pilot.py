@@ -27,7 +27,8 @@ PAPERS = {"depthwise_transfer": "replikit.papers.depthwise_transfer_analysis",
           "continual_learning": "replikit.papers.continual_learning_analysis",
           "shaped_transformer": "replikit.papers.shaped_transformer_analysis",
           "super_consistency": "replikit.papers.super_consistency_analysis",
-          "induction_heads": "replikit.papers.induction_heads_analysis"}
+          "induction_heads": "replikit.papers.induction_heads_analysis",
+          "outlier_features": "replikit.papers.outlier_features_analysis"}
 
 
 def rule_module(paper: str):
