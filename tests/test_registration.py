@@ -100,11 +100,19 @@ def test_register_refuses_seeds_that_already_have_results(tmp_path, monkeypatch)
     assert all(entry["default"]["after_results"] for entry in lock.values())
     again = reg.register("super_consistency", [], "default", locks=tmp_path)
     assert all(moved == [] for moved in again.values())
-    real_seeds = reg.judged_seeds
     monkeypatch.setattr(reg, "judged_seeds", lambda config, paper, cid: [90, 91, 92, 93, 94])
     with pytest.raises(reg.RegistrationRefused, match="not shopped for"):
         reg.register("super_consistency", ["SC-1"], "default", locks=tmp_path)
-    monkeypatch.setattr(reg, "judged_seeds", real_seeds)
+    # listed as judged on seen seeds only, an entry written after results may move to its first fresh set
+    monkeypatch.setattr(reg, "seen_claims", lambda config, paper: ["SC-1"])
+    assert reg.register("super_consistency", ["SC-1"], "default", locks=tmp_path)["SC-1"] == ["seeds"]
+    entry = read_lock("super_consistency", tmp_path)["SC-1"]["default"]
+    assert entry["seeds"] == [90, 91, 92, 93, 94] and not entry["after_results"]
+    monkeypatch.setattr(reg, "judged_seeds", lambda config, paper, cid: [95, 96, 97, 98, 99])
+    monkeypatch.setattr(reg, "seeds_with_results", lambda *a, **k: dict.fromkeys(range(90, 95), "a tree"))
+    with pytest.raises(reg.RegistrationRefused, match="not shopped for"):  # its fresh set had results
+        reg.register("super_consistency", ["SC-1"], "default", locks=tmp_path)
+    monkeypatch.undo()
     real = reg.fingerprint
     monkeypatch.setattr(reg, "fingerprint", lambda f, c, cfg: {**real(f, c, cfg), "code": "changed"})
     with pytest.raises(reg.RegistrationRefused, match="changed: code"):

@@ -8,7 +8,9 @@ paper's seeds) into `config/registrations/<paper>.json`, with today's date. Comm
 the runs. It refuses seeds that already have results for the paper at that scale, in the committed
 runs (docs/published/runs/SCALE.jsonl.gz) or in this checkout's results tree: a claim changed after
 its seeds were seen is registered again only on fresh seeds (config key <paper>.fresh_seeds), and
-until they judge it, its row is counted apart. `--initial` records a claim that has no registration
+until they judge it, its row is counted apart. An unchanged claim keeps its seeds (no shopping for
+others), unless the scale's `seen_seeds` lists it and its entry was written after its seeds had results:
+then its first fresh set may be registered. `--initial` records a claim that has no registration
 yet on seeds that already have results, marked `after_results` (the lock's first entries, 2026-12-07).
 """
 
@@ -42,6 +44,11 @@ def judged_seeds(config: dict, paper: str, claim_id: str) -> list[int]:
         if claim_id in block["claims"]:
             return sorted(int(s) for s in block["seeds"])
     return sorted(int(s) for s in registry.get(paper).seeds(config[paper], config["seeds"]))
+
+
+def seen_claims(config: dict, paper: str) -> list[str]:
+    """The claims config key <paper>.seen_seeds lists at this config (judged on seen seeds only)."""
+    return list(((config.get(paper) or {}).get("seen_seeds") or {}).get("claims") or [])
 
 
 def seeds_with_results(paper: str, scale: str, config: dict, root: Path = REPOSITORY) -> dict[int, str]:
@@ -79,7 +86,10 @@ def register(paper: str, ids: list[str], scale: str, initial: bool = False, toda
         if not moved:
             continue
         judged = [s for s in (entry or {}).get("seeds", []) if s in results]
-        if moved == ["seeds"] and judged:
+        # a claim the scale's seen_seeds lists was fixed after its seeds had been seen: its first lock
+        # entry (after_results) was no pre-registration, and a fresh set is its remedy, not shopping
+        seen_first = bool((entry or {}).get("after_results")) and claim.id in seen_claims(config, paper)
+        if moved == ["seeds"] and judged and not seen_first:
             raise RegistrationRefused(
                 f"{paper} {claim.id} at {scale}: it is unchanged, and its registered seeds {judged} already "
                 "have results: their verdict is its headline, and other seeds are not shopped for")
