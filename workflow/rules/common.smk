@@ -4,7 +4,7 @@ from replikit.data.datasets import names as dataset_names
 from replikit.scoring.fidelity import paper_settings
 from replikit.papers.registry import check_experiments, code_hashes, config_errors, data_errors, get
 from replikit.reporting.provenance import code_hash
-from replikit.papers.interface import dataset_files, prepared_files
+from replikit.papers.interface import prepared_files
 from replikit.data.freshness import prepared_key
 from replikit.plan.schedule import first_of_all, stage_priorities, stage_seconds
 from replikit.scoring.registration import registration_input
