@@ -113,10 +113,18 @@ def screenshot(index: Path, out: Path, width: int = 1280, height: int = 6000) ->
     return Path(out)
 
 
+def scorecards(results: Path) -> list[Path]:
+    """The scorecards under `results`, on each paper's own data and on others (the report's sections)."""
+    from replikit.reporting.report import scorecards_in
+
+    return scorecards_in(Path(results))
+
+
 def claim_ids(results: Path) -> list[str]:
-    """Every claim id of every paper's claims.json under `results` (results/<paper>/claims.json)."""
+    """Every claim id of every paper's claims.json under `results` (results/<paper>/claims.json, and
+    results/<paper>/on-<dataset>/claims.json on another dataset)."""
     ids = []
-    for card in sorted(Path(results).glob("*/claims.json")):
+    for card in scorecards(results):
         ids += [c["id"] for c in json.loads(card.read_text())["claims"]]
     return ids
 
@@ -148,17 +156,20 @@ def check_report_in_browser(index: Path, screenshot_name: str = "screenshot.png"
     assert ids, f"no claims.json under {results}"
     rows = seen["scorecard_rows"]
     assert len(rows) == len(ids), f"scorecard has {len(rows)} rows for {len(ids)} claims"
-    for cid in ids:
+    for cid in ids:  # one row per section that has the claim (two datasets of a paper: two rows)
         matching = [r for r in rows if cid in r]
-        assert len(matching) == 1, f"claim {cid}: {len(matching)} scorecard rows"
+        assert len(matching) == ids.count(cid), f"claim {cid}: {len(matching)} scorecard rows"
 
     first = seen["first_screen"]
-    for card in sorted(results.glob("*/claims.json")):  # what the report's first screen promises
+    from replikit.reporting import report
+
+    for card in scorecards(results):  # what the report's first screen promises, per section
         paper = json.loads(card.read_text())
+        paper["paper"] = report.section_of(paper["paper"], card)  # "<paper>@<dataset>" on another dataset
         for line in first_screen_lines(paper):
             assert " ".join(line.split()) in first, f"not on the report's first screen: {line!r}"
 
-    figures = sorted(p.stem for p in results.glob("*/figures/*.png"))
+    figures = sorted(p.stem for c in scorecards(results) for p in c.parent.glob("figures/*.png"))
     alts = {i["alt"] for i in images}
     missing = [f for f in figures if f not in alts]
     assert not missing, f"figures without an <img> in the report: {missing}"

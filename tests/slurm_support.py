@@ -95,7 +95,10 @@ def cl_test_config(folder: Path) -> dict:
 
 # Its training, data and figure jobs. Not the scorecard job: its code changes with every claim, and
 # the browser test (which needs it) builds it on top of the local run.
-CL_TARGETS = [f"results/continual_learning/figures/{f}.png" for f in
+# On blobs, not its own MNIST, the paper's figures and scorecard go to results/<paper>/on-blobs/
+# (replikit.papers.glue.results_dir).
+CL_RESULTS = "results/continual_learning/on-blobs"
+CL_TARGETS = [f"{CL_RESULTS}/figures/{f}.png" for f in
               ("forgetting_vs_width", "forgetting_vs_gamma", "similarity", "joint_vs_sequential")]
 
 

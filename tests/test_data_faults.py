@@ -13,13 +13,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from replikit.core.io import file_digest
+from replikit.core.io import file_digest, write_json
 from replikit.data import datasets, freshness, validate
 from replikit.data import prepare as data
 from replikit.papers import registry
 from replikit.papers.interface import DeclarationError, dataset_files
+from replikit.scoring.claims import SCORECARD_FORMAT
 from tests.conftest import ROOT
 from tests.slurm_support import blobs_data, smk, write_config
+from tests.test_report import _card, _claim
 
 
 def own(md5: str, complete: bool = False, sizes=(160, 64)) -> datasets.Dataset:
@@ -145,7 +147,22 @@ def test_the_data_pages_example_passes_the_smoke_scales_checks(tmp_path):
     md5 = blobs_data(tmp_path / "store")["datasets"]["blobs"]["subset"][1]
     example["data"]["search_paths"] = [str(tmp_path / "store")]
     example["data"]["datasets"]["blobs"]["subset"][1] = md5
+    # the tree already holds continual learning's scorecard on its own data, from an earlier call
+    own = tmp_path / "w/scales/smoke/results/continual_learning/claims.json"  # the smoke scale's tree
+    card = _card("continual_learning", False, "2026-12-01T10:00:00+00:00", "688b9efae291", [_claim("CL-1")])
+    card["format"] = SCORECARD_FORMAT
+    write_json(own, card)
     res = dry_run(write_config(tmp_path / "mine.yaml", example), tmp_path / "w")
     assert res.returncode == 0, (res.stderr + res.stdout)[-3000:]
     assert f"resources/data/blobs-{md5[:12]}/tensors.pt" in res.stdout
     assert "resources/data/mnist/" not in res.stdout
+    # on blobs, each paper's figures and scorecard have a folder of their own (issue 86): the earlier
+    # scorecard is no job's output, and the one report shows both datasets' sections
+    for paper in ("continual_learning", "benign_memorization"):
+        assert f"output: results/{paper}/on-blobs/claims.json" in res.stdout
+    assert "output: results/continual_learning/claims.json" not in res.stdout
+    report = res.stdout[res.stdout.index("rule report:"):]
+    assert "results/continual_learning/claims.json" in report.split("output:")[0]
+    assert "results/report/forest/continual_learning.png" in report
+    assert "results/report/forest/continual_learning@blobs.png" in report
+    assert json.loads(own.read_text()) == card  # untouched

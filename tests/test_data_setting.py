@@ -17,17 +17,21 @@ LABEL = "Blobs subset (160 training / 64 test images)"
 
 
 def check_named(out: Path, paper: str) -> list[dict]:
-    """The paper's runs, scorecard and figures in tree `out` name the dataset; its claim rows."""
+    """The paper's runs, scorecard and figures in tree `out` name the dataset, and the scorecard and
+    figures are in a folder of their own (results/<paper>/on-blobs/); its claim rows."""
     runs = [p.name for p in (out / f"results/{paper}/runs").iterdir()]
     assert runs and all("blobs" in r for r in runs), runs  # a dataset other than the paper's is in every name
-    card = json.loads((out / f"results/{paper}/claims.json").read_text())
+    assert not (out / f"results/{paper}/claims.json").exists()  # the paper's own data keeps that path
+    card = json.loads((out / f"results/{paper}/on-blobs/claims.json").read_text())
     assert card["data_label"] == LABEL
     assert all({"key": "data", "ours": LABEL, "paper": "full dataset"} in c["deviations"]
                for c in card["claims"] if c["deviations"])
-    provenance = list((out / f"results/{paper}/figures").glob("*.provenance.json"))
+    provenance = list((out / f"results/{paper}/on-blobs/figures").glob("*.provenance.json"))
     assert provenance and all(json.loads(p.read_text())["subset_title"] == "Blobs subset" for p in provenance)
     md = (out / "results/report/index.md").read_text()
     assert "**Data is the Blobs subset**" in md and "CIFAR-10 subset" not in md
+    assert f"(../{paper}/on-blobs/figures/" in md  # the Markdown report links the section's own figures
+    assert " — on dataset blobs" in md
     return card["claims"]
 
 
@@ -42,6 +46,8 @@ def test_continual_learning_runs_on_a_dataset_declared_in_the_config(tmp_path_fa
     assert not (work / "resources/data/mnist").exists()  # no run of the paper's own dataset
     rows = {c["id"]: c for c in check_named(work, "continual_learning")}
     assert "setting: Permuted Blobs (100% of pixels permuted), MLP" in json.dumps(rows)
+    # the stream is named by the data it permutes, not as the paper's Permuted MNIST
+    assert {"key": "stream", "ours": "permuted blobs", "paper": "split_cifar10"} in rows["CL-1"]["deviations"]
     # no seed had been seen on this data, and no claim registered on it (the smoke block's seen_seeds
     # and the lock are MNIST's)
     assert not any(r.get("seen_only") for r in rows.values()), [r["id"] for r in rows.values()]

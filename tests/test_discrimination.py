@@ -84,6 +84,22 @@ def test_a_two_sided_claim_needs_its_falsifier_to_break_one_bound_and_no_more(ba
     assert inside["standing"] == "cannot discriminate"
 
 
+@pytest.mark.parametrize("band", [_band, _negated_band])
+def test_an_equivalence_tells_only_by_its_falsifier_breaking_a_bound_not_by_the_paired_contrast(band):
+    """CL-5 at the default, 2026-12-07: its margin (0.25 decades) wider than the paper's contrast (about
+    0.19), the falsifier inconclusive inside the band, and the paired contrast significant. That the two
+    settings differ does not show that the margin can see the paper's contrast: the row is not counted."""
+    flat = NEAR_ZERO
+    within = {0: 0.12, 1: 0.3, 2: 0.15, 3: 0.28, 4: 0.2}  # the paper's contrast: its interval crosses 0.25
+    row = _row(band("d", flat, 0.25), band("d", within, 0.25))
+    assert row["falsifier"]["verdict"] != "not replicated"
+    assert any(c["verdict"] == "replicated" for c in row["falsifier"]["discrimination"]["contrast"])
+    assert row["falsifier"]["discrimination"]["tells"] == "" and row["standing"] == FALSIFIER_INCONCLUSIVE
+    beyond = _row(band("d", flat, 0.1), band("d", within, 0.1))  # a margin the contrast exceeds
+    assert beyond["falsifier"]["discrimination"]["tells"] == "falsifier"
+    assert beyond["standing"] == "replication"
+
+
 def test_parts_of_different_statistics_or_an_empty_band_are_not_two_bounds():
     assert bound_groups([Part("a", dict(EFFECT), 0.0), Part("b", dict(EFFECT), 0.0)]) == [[0], [1]]
     crossed = [Part("lo", dict(EFFECT), 0.5, direction="above"), Part("hi", dict(EFFECT), 0.1, "below")]

@@ -27,6 +27,7 @@ import pytest
 from replikit.papers import continual_learning as cl
 from replikit.papers import continual_learning_analysis as cl_analysis
 from tests.slurm_support import (
+    CL_RESULTS,
     CL_TARGETS,
     CL_TEST_CONFIG,
     ROOT,
@@ -120,7 +121,7 @@ def test_smoke_dag_through_sbatch_completes_and_matches_local(slurm_run, record_
     for s, ref in zip(runs, local_runs, strict=True):
         assert masked(s) == masked(ref), f"{s.relative_to(slurm_run.work)} differs from the local run"
         assert json.loads(s.read_text())["device"].startswith("cpu")
-    tables = sorted((local / cl.RESULTS / "tables").glob("*.csv"))
+    tables = sorted((local / CL_RESULTS / "tables").glob("*.csv"))
     assert len(tables) == 4, tables  # one per figure
     for table in tables:
         assert (slurm_run.work / table.relative_to(local)).read_bytes() == table.read_bytes(), table.name

@@ -15,6 +15,7 @@ from replikit.papers.glue import (
     extra_seeds,
     fresh_seeds,
     fresh_seeds_errors,
+    results_dir,
     seen_seeds_errors,
     stage_resources,
     stage_rules,
@@ -60,8 +61,11 @@ CODE = code_hashes(PAPERS)
 # ... and of the claims job's own code (replikit.papers.glue.score_claims and what it imports: seed sets,
 # quotes, the scorecard's format), so a change there judges every paper's claims again.
 CLAIMS_JOB_CODE = code_hash("replikit.papers.glue")
-TARGETS = [t for paper in PAPERS for t in paper.targets()]
-CLAIMS = [f"{paper.results}/claims.json" for paper in PAPERS]
+# Each paper's folder of figures, tables and scorecard: results/<paper>, or results/<paper>/on-<dataset>
+# on a dataset other than its block's own, so two datasets never share one (glue.results_dir).
+RESULTS = {paper.name: results_dir(config, paper) for paper in PAPERS}
+TARGETS = [t for paper in PAPERS for t in paper.targets(RESULTS[paper.name])]
+CLAIMS = [f"{RESULTS[paper.name]}/claims.json" for paper in PAPERS]
 FIGURES = [t for t in TARGETS if t.endswith(".png")]
 # Throughput records the report lists: each paper's benchmark stages.
 BENCHMARKS = [p for paper in PAPERS for s in paper.stages if s.benchmark for p in s.outputs.values()]

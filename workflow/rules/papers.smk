@@ -7,6 +7,8 @@ for paper in PAPERS:
     P_FRESH = fresh_seeds(config, P)
     # config key <paper>.earlier_seeds: claims shown again on the seeds they had before (glue.earlier_seeds)
     P_EARLIER = earlier_seeds(config, P)
+    # results/<paper>, or results/<paper>/on-<dataset> on another dataset than its block's own (glue.results_dir)
+    P_RESULTS = RESULTS[P]
 
     # config key batch_seeds: one job per run for all P_SEEDS, and one per run for each extra seed set
     # (glue.stage_rules)
@@ -48,12 +50,12 @@ for paper in PAPERS:
             unpack(paper.figure_inputs(PCFG, P_SEEDS)),
         output:
             figure=report(
-                f"{paper.results}/figures/{{figure}}.png",
+                f"{P_RESULTS}/figures/{{figure}}.png",
                 category=P,
                 caption="../../reports/captions/figure.rst",
             ),
-            table=f"{paper.results}/tables/{{figure}}.csv",
-            provenance=f"{paper.results}/figures/{{figure}}.provenance.json",
+            table=f"{P_RESULTS}/tables/{{figure}}.csv",
+            provenance=f"{P_RESULTS}/figures/{{figure}}.provenance.json",
         params:
             paper=P,
             cfg=PCFG,
@@ -82,7 +84,7 @@ for paper in PAPERS:
             # the claims' registration (replikit.scoring.registration): a new entry judges them again
             **registration_input(ROOT, P),
         output:
-            f"{paper.results}/claims.json",
+            f"{P_RESULTS}/claims.json",
         params:
             paper=P,
             cfg=PCFG,

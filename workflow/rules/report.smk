@@ -1,5 +1,7 @@
 # The report: scorecard of every claim, every figure with caption and provenance, and (config key
 # report.cost_plan) the cost of the paper scale.
+from replikit.papers import paper_names
+from replikit.reporting.report import earlier_papers, earlier_sections, section_figures, section_in_tree
 
 # The plan of config/paper.yaml for the enabled papers, whatever scale runs (replikit.plan.bill): its
 # own target, results/plan/paper_scale.json, always; the report's "Cost of the paper scale" only with
@@ -46,10 +48,21 @@ LADDERS = [
 ]
 
 
+# The scorecards in this tree that this call does not make (an earlier call's: on another dataset, or
+# of a paper this call leaves out) and their figures: the report shows them too, each marked, so that a
+# call of one paper replaces only its own section (replikit.reporting.report.earlier_sections).
+EARLIER_CLAIMS = earlier_sections(CLAIMS, scale=SCALE)
+SHOWN_CLAIMS = CLAIMS + EARLIER_CLAIMS
+# Today's code hash of every shown section's modules, an earlier call's papers too: the report flags
+# a section whose runs older code computed.
+REPORT_CODE = {**code_hashes(get(p) for p in earlier_papers(EARLIER_CLAIMS) if p in paper_names()), **CODE}
+
+
 rule report:
     input:
-        claims=CLAIMS,
-        figures=FIGURES,
+        claims=SHOWN_CLAIMS,
+        earlier=EARLIER_CLAIMS,
+        figures=FIGURES + section_figures(EARLIER_CLAIMS),
         benchmarks=BENCHMARKS,
         cost_plan=[COST_PLAN] if COST_PLAN else [],
         ladders=LADDERS,
@@ -57,9 +70,9 @@ rule report:
     output:
         html="results/report/index.html",
         markdown="results/report/index.md",
-        forests=[f"results/report/forest/{paper.name}.png" for paper in PAPERS],
+        forests=[f"results/report/forest/{section_in_tree(c)}.png" for c in SHOWN_CLAIMS],
     params:
-        code=CODE,
+        code=REPORT_CODE,
     log:
         "logs/report.log",
     benchmark:

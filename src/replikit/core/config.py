@@ -282,7 +282,8 @@ def check_tree_scale(results: Path, scale: str, outdir: str) -> None:
     import json
 
     found = set()
-    for card in sorted(results.glob("*/claims.json")):
+    # a paper's own scorecard, and one on another dataset (results/<paper>/on-<dataset>/)
+    for card in sorted([*results.glob("*/claims.json"), *results.glob("*/on-*/claims.json")]):
         try:
             found.add(json.loads(card.read_text()).get("scale"))
         except (OSError, ValueError):

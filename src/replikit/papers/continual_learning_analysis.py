@@ -884,4 +884,4 @@ SPEC = Paper(
     # The paper body is not available offline: its grids, widths, depth and budgets are our choices.
     unverified=("stream", "n_tasks", "epochs", "batch_size", "lr", "base_width", "depth", "width_sweep",
                 "gamma_sweep", "similarity"),
-    retrain_free_edit=("cl2_tolerance", 0.123))
+    retrain_free_edit=("cl2_tolerance", 0.123), shown_settings=cl.shown_settings)

@@ -245,6 +245,22 @@ def on_own_data(config: dict, paper: str) -> bool:
     return get(paper).dataset(config[paper], None) == own_dataset(paper, config.get("scale", "default"))
 
 
+# The folder, under a paper's results/<paper>/, of its figures, tables and scorecard on a dataset other
+# than its block's own: results/<paper>/on-<dataset>/ (issue 86), so two datasets never share them.
+ON = "on-"
+
+
+def results_dir(config: dict, paper: Paper) -> str:
+    """Where `paper`'s figures, tables and scorecard go at this config: results/<paper> on the data its
+    own block names (`on_own_data`), results/<paper>/on-<dataset> on another, so that a run on another
+    dataset never replaces the scorecard or figures of the paper's own data (its runs' names carry the
+    dataset already). A ladder rung keeps results/<paper>: its tree is its own, and a rung that walks to
+    the paper's dataset (continual learning's split_cifar10) is the paper's setting, not another's."""
+    if paper.name not in config or config.get("ladder_rung") or on_own_data(config, paper.name):
+        return paper.results
+    return f"{paper.results}/{ON}{paper.dataset(config[paper.name], None)}"
+
+
 def fresh_seeds(config: dict, paper: str) -> list[dict]:
     """Config key <paper>.fresh_seeds as a list of seed sets, each {"seeds": [...], "claims": [...]}:
     claims whose margin, statistic or settings were fixed after the paper's seeds (and, for a later
@@ -433,7 +449,7 @@ def score_claims(sm: Any) -> None:
     subset = data_label(manifest)  # what the data is when it is a subset file, else ""
     judged = judged_config(cfg)
     rows = named(judge(claims, paper.load_results(files), judged, sm.params.stats, sm.params.settings, seeds,
-                       subset, sm.params.scale), seeds)
+                       subset, sm.params.scale, shown=paper.shown_settings), seeds)
     config = getattr(sm, "config", None) or {}
     own = on_own_data(config, paper.name) if paper.name in config else True
     seen = cfg.get("seen_seeds") if own else None  # seen on the block's own data, not on another
@@ -446,7 +462,8 @@ def score_claims(sm: Any) -> None:
         ids = fresh_claim_ids(paper, claims, block)
         try:
             fresh_rows = judge([c for c in claims if c.id in ids], paper.load_results(fresh_files), judged,
-                               sm.params.stats, sm.params.settings, block["seeds"], subset, sm.params.scale)
+                               sm.params.stats, sm.params.settings, block["seeds"], subset, sm.params.scale,
+                               shown=paper.shown_settings)
         except MissingResult as e:
             raise MissingResult(f"config key '{paper.name}.fresh_seeds.runs_with' leaves out a run that "
                                 f"its claims read ({e}); fix: add a part of that run's name") from e
@@ -457,7 +474,8 @@ def score_claims(sm: Any) -> None:
         listed = [c for c in claims if c.id in earlier["claims"]]
         try:
             earlier_rows = judge(listed, paper.load_results(earlier_input), judged, sm.params.stats,
-                                 sm.params.settings, earlier["seeds"], subset, sm.params.scale)
+                                 sm.params.settings, earlier["seeds"], subset, sm.params.scale,
+                                 shown=paper.shown_settings)
         except MissingResult as e:
             raise MissingResult(f"config key '{paper.name}.earlier_seeds.runs_with' leaves out a run that "
                                 f"its claims read ({e}); fix: add a part of that run's name") from e

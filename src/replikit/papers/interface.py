@@ -345,6 +345,9 @@ class Paper:
     # judged, but not the config of any run that exists both before and after (so Snakemake retrains
     # nothing); a dict value is merged into the key's block. tests/test_interface.py makes the edit.
     retrain_free_edit: tuple[str, Any] | None = None
+    # the config block as its deviations from the paper's name it (a setting whose meaning the dataset
+    # changes, e.g. a stream named by its dataset); None: each key as configured
+    shown_settings: Callable[[dict], dict] | None = None
 
     # the run side, as the workflow reads it
     @property
@@ -421,11 +424,12 @@ class Paper:
                  for kind, figure in self.claim_reads.items()}
         return {**files, **self.manifest(cfg)}
 
-    def targets(self) -> list[str]:
-        """The figures, the scorecard and the benchmark records: what `rule all` asks for."""
+    def targets(self, results: str | None = None) -> list[str]:
+        """The figures, the scorecard and the benchmark records: what `rule all` asks for; `results`:
+        the folder of the figures and scorecard (glue.results_dir: another for another dataset)."""
+        results = results or self.results
         bench = [p for s in self.stages if s.benchmark for p in s.outputs.values()]
-        return ([f"{self.results}/figures/{f.name}.png" for f in self.figures]
-                + [f"{self.results}/claims.json"] + bench)
+        return [f"{results}/figures/{f.name}.png" for f in self.figures] + [f"{results}/claims.json"] + bench
 
 
 class DeclarationError(ValueError):

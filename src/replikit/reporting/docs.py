@@ -385,7 +385,7 @@ def block_runtimes(snaps: dict) -> str:
                          + made_by_line(snap, snap["made_by"]["how"]) + partial_line(snap))
         else:
             lines.append(f"- **{scale}**: not yet timed end to end in a published run.")
-    return "\n".join(lines)
+    return "\n".join([*lines, block_setup(snaps)])
 
 
 def predicted_words(runtime: dict) -> str:
@@ -666,6 +666,21 @@ def block_fragile(snaps: dict) -> str:
         else:
             lines.append(f"No row of the {scale} scale is fragile.")
     return "\n".join(lines).strip() or "No published scorecard yet."
+
+
+def block_setup(snaps: dict) -> str:
+    """What a fresh machine takes to install and to run the test command (the `setup` snapshot, from
+    .ci/run's log on a fresh clone)."""
+    s = snaps.get("setup")
+    if not s:
+        return "- **install and tests**: not yet measured on a fresh clone."
+    made = s["made_by"]
+    where = f"commit {str(made['commit'])[:10]}" + (" with uncommitted changes" if made.get("dirty") else "")
+    return (f"- **install and tests**: on a fresh clone at {where} ({s['date']}, a {s['cpus']}-CPU machine), "
+            "the install (a fresh venv, torch from local disk, the package with its test extras) took "
+            f"{_minutes(s['install_s'])} and the test command {_minutes(s['tests_s'])} ({s['tests']}); "
+            f"CI took {_minutes(s['ci_s'])} in all, of which {_minutes(s['slurm_s'])} set up the SLURM "
+            f"test cluster and Chromium (`.ci/run`; `{made['how']}`).")
 
 
 BLOCKS: dict[str, Callable[[dict], str]] = {

@@ -24,7 +24,7 @@ from replikit.core.text import human
 from replikit.data.datasets import subset_title
 from replikit.reporting.ladder_summary import seed_list
 from replikit.reporting.provenance import git_commit, other_kernels, stale, uncommitted
-from replikit.scoring.claims import FIDELITIES, falsifier_text
+from replikit.scoring.claims import FIDELITIES, SCORECARD_FORMAT, falsifier_text
 from replikit.scoring.fidelity import describe
 
 
@@ -231,7 +231,7 @@ def headline(papers: list[dict]) -> dict:
         or [git_commit()]
     date = dates[-1] if dates else dt.datetime.now(dt.timezone.utc).date().isoformat()
     short = [c.split("+")[0][:7] + ("+dirty" if c.endswith("+dirty") else "") for c in commits]
-    n = len(dict.fromkeys(p["paper"] for p in papers))
+    n = len(dict.fromkeys(p.get("paper_name", p["paper"]) for p in papers))
     scales = list(dict.fromkeys(p["scale"] for p in papers))
     scale = f"{' and '.join(scales)} scale{'s' * (len(scales) > 1)}, " if scales else ""
     title = (f"Replications of {n} paper{'s' * (n != 1)} — {scale}{date}, "
@@ -287,11 +287,26 @@ def paper_lines(papers: list[dict]) -> list[dict]:
         others = ", ".join(f"{kinds.count(k)} {one if kinds.count(k) == 1 else many}"
                            for k, one, many in NOT_COUNTED if kinds.count(k))
         seeds = len(p.get("seeds", []))
-        out.append({"paper": p["paper"], "title": p.get("title") or p["paper"], "arxiv": p.get("arxiv", ""),
+        out.append({"paper": p["paper"], "title": (p.get("title") or p["paper"]) + _on_dataset(p["paper"]),
+                    "arxiv": p.get("arxiv", ""),
                     "line": f"{_count(len(own), 'replication')} of the paper's claims at {p['scale']} "
                             f"({_count(seeds, 'seed')}): {counts}"
-                            + (f"; not counted: {others}" if others else "")})
+                            + (f"; not counted: {others}" if others else "") + _earlier_call(p)})
     return out
+
+
+def _on_dataset(section: str) -> str:
+    """" — on dataset blobs" for a section on a dataset other than its paper's own, else ""."""
+    return f" — on dataset {section.split('@', 1)[1]}" if "@" in section else ""
+
+
+def _earlier_call(card: dict) -> str:
+    """What a section made by an earlier call says: this call did not make or check it."""
+    if not card.get("earlier_call"):
+        return ""
+    made = str((card.get("provenance") or {}).get("created") or "")[:10]
+    return (f" (from an earlier call{', ' + made if made else ''}: this call did not make it; its figures "
+            "and scorecard are shown as they were)")
 
 
 def _count(n: int, noun: str) -> str:
@@ -409,15 +424,93 @@ def load_ladder(path: str) -> dict:
             "figure": base64.b64encode(png.read_bytes()).decode() if png.is_file() else None}
 
 
+# A section's folder under results/ on a dataset other than its paper's own: <paper>/on-<dataset>
+# (replikit.papers.glue.results_dir); the report names that section "<paper>@<dataset>".
+ON = "on-"
+
+
+def section_folder(path: str | Path) -> Path:
+    """The folder of the section a scorecard (…/claims.json) or figure (…/figures/<name>.png) is in:
+    results/<paper> or results/<paper>/on-<dataset>."""
+    p = Path(path)
+    return p.parent.parent if p.parent.name == "figures" else p.parent
+
+
+def section_of(paper: str, path: str | Path) -> str:
+    """How the report names the section of `paper`'s scorecard or figure at `path`: "<paper>" on the
+    paper's own data, "<paper>@<dataset>" on another, so that two datasets of one paper never share
+    an anchor or a row."""
+    folder = section_folder(path)
+    return f"{paper}@{folder.name[len(ON):]}" if folder.name.startswith(ON) else paper
+
+
+def section_in_tree(path: str | Path) -> str:
+    """The section of a scorecard at results/<paper>[/on-<dataset>]/claims.json, from its path alone
+    (how the report rule names its forest plot before the scorecard exists)."""
+    folder = section_folder(path)
+    return section_of(folder.parent.name if folder.name.startswith(ON) else folder.name, path)
+
+
+def section_dir(section: str) -> str:
+    """A section's folder relative to results/ (how the Markdown report links its figures)."""
+    paper, _, dataset = section.partition("@")
+    return f"{paper}/{ON}{dataset}" if dataset else paper
+
+
+def scorecards_in(results: Path) -> list[Path]:
+    """Every scorecard under `results`: results/<paper>/claims.json and, on datasets other than a
+    paper's own, results/<paper>/on-<dataset>/claims.json."""
+    return sorted([*results.glob("*/claims.json"), *results.glob(f"*/{ON}*/claims.json")])
+
+
+def earlier_sections(made: list[str], results: Path = Path("results"), scale: str | None = None) -> list[str]:
+    """The scorecards under `results` that this call does not make (`made`): an earlier call's, on
+    another dataset or of a paper this call leaves out, at this call's `scale`. The report shows them
+    too, each marked, so that a call of one paper replaces only its own section and two datasets
+    share one report."""
+    ours = {Path(p).as_posix() for p in made}
+    return [p.as_posix() for p in scorecards_in(results) if p.as_posix() not in ours and _scorecard(p, scale)]
+
+
+def earlier_papers(claims_paths: list[str]) -> list[str]:
+    """The papers the sections of `claims_paths` are of, each once ("continual_learning" for
+    results/continual_learning/on-blobs/claims.json)."""
+    return list(dict.fromkeys(section_in_tree(p).partition("@")[0] for p in claims_paths))
+
+
+def _scorecard(path: Path, scale: str | None) -> bool:
+    """Whether `path` is a scorecard the report can show beside this call's: one in today's format
+    (claims.SCORECARD_FORMAT) at this call's `scale` (None: any). An unreadable file, or one an older
+    format wrote, is left out of the report rather than stopping it: its paper's next call writes it
+    again."""
+    try:
+        card = read_json(path)
+    except (OSError, ValueError):
+        return False
+    return (isinstance(card, dict) and card.get("format") == SCORECARD_FORMAT
+            and (scale is None or card.get("scale") == scale))
+
+
+def section_figures(claims_paths: list[str]) -> list[str]:
+    """The figures of each section whose scorecard is in `claims_paths`, with their provenance."""
+    return [p.as_posix() for c in claims_paths for p in sorted((Path(c).parent / "figures").glob("*.png"))
+            if p.with_suffix(".provenance.json").is_file()]
+
+
 def load_inputs(claims_paths: list[str], figure_paths: list[str], benchmark_paths: list[str],
                 forest_paths: list[str] | None = None, cost_plan_path: str | None = None,
-                ladder_paths: list[str] | None = None, code: dict[str, str] | None = None) -> dict:
+                ladder_paths: list[str] | None = None, code: dict[str, str] | None = None,
+                earlier: list[str] | None = None) -> dict:
     """Everything the templates show; `cost_plan_path`: the plan JSON of rule cost_plan, or None when
     config key report.cost_plan is false (the report then says how to get that section);
     `ladder_paths`: the scale-ladder summaries to show in the "Ladder" section; `code`: today's code
     hash per module (papers.registry.code_hashes), against which each scorecard and figure is
-    flagged when older code computed its runs."""
+    flagged when older code computed its runs; `earlier`: those of `claims_paths` that an earlier call
+    made (`earlier_sections`), each marked as such."""
     papers = [with_deviation_text(read_json(p)) for p in claims_paths]
+    for card, path in zip(papers, claims_paths, strict=True):
+        card["paper_name"], card["paper"] = card["paper"], section_of(card["paper"], path)
+        card["earlier_call"] = str(path) in {str(e) for e in earlier or ()}
     for card in papers:
         card["subset_title"] = subset_title(card)  # "CIFAR-10 subset", "" for full data
     for card in papers:
@@ -433,7 +526,8 @@ def load_inputs(claims_paths: list[str], figure_paths: list[str], benchmark_path
     for png in figure_paths:
         p = Path(png)
         prov = read_json(p.with_suffix(".provenance.json"))
-        figures.append({"name": p.stem, "paper": prov["paper"], "path": str(p),
+        section = section_of(prov["paper"], p)
+        figures.append({"name": p.stem, "paper": section, "dir": section_dir(section), "path": str(p),
                         "data": base64.b64encode(p.read_bytes()).decode(), "caption": prov["caption"],
                         "provenance": prov, "stale": stale(prov, code or {}),
                         "uncommitted": uncommitted(prov), "other_kernels": other_kernels(prov),

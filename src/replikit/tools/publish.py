@@ -8,6 +8,7 @@
     python -m replikit.tools.publish rung PAPER RUNG RUNS...   # a ladder rung, from committed run records
     python -m replikit.tools.publish runs SCALE TREE           # commit a finished run's runs (no weights)
     python -m replikit.tools.publish rejudge SCALE [--check]   # judge the committed runs again, no training
+    python -m replikit.tools.publish setup CLONE LOG          # install and test times, from .ci/run's log
 
 Then `python -m replikit.reporting.docs`, and commit both with a message that says why.
 """
@@ -687,6 +688,34 @@ def publish_dag(config: str, out: Path = PUBLISHED) -> dict:
     return snap
 
 
+# The lines of .ci/run's log that time a CI run (publish_setup): its own two, and pytest's summary.
+CI_SLURM = re.compile(r"^CI: SLURM test cluster and chromium ready after (\d+) s$", re.M)
+CI_DONE = re.compile(r"^CI: finished after (\d+) s \(exit (\d+)\)$", re.M)
+PYTEST_DONE = re.compile(r"^=+ (?P<summary>.*?) in (?P<s>[\d.]+)s(?: \([\d:]+\))? =+$", re.M)
+
+
+def publish_setup(clone: Path, log: Path, out: Path = PUBLISHED) -> dict:
+    """What a fresh machine takes, from the log of `.ci/run` on a fresh clone (`clone`, still at the
+    commit it ran): setting up the SLURM test cluster and Chromium, the install (a fresh venv, torch
+    and the package with its test extras: CI's time less the other two) and the README's test command
+    (pytest's own time)."""
+    text = log.read_text()
+    slurm, done, tests = CI_SLURM.search(text), CI_DONE.search(text), list(PYTEST_DONE.finditer(text))
+    if not (slurm and done and tests):
+        raise SystemExit(f"{log} is not the log of a finished .ci/run: it needs the lines 'CI: SLURM test "
+                         "cluster and chromium ready after N s', pytest's summary and 'CI: finished after "
+                         "N s (exit 0)'")
+    if done.group(2) != "0":
+        raise SystemExit(f"{log}: that CI run failed (exit {done.group(2)}); publish a run that passed")
+    total, slurm_s, tests_s = int(done.group(1)), int(slurm.group(1)), float(tests[-1]["s"])
+    when = dt.datetime.fromtimestamp(log.stat().st_mtime, dt.timezone.utc).date().isoformat()
+    snap = {"kind": "setup", "ci_s": total, "slurm_s": slurm_s, "install_s": round(total - slurm_s - tests_s),
+            "tests_s": round(tests_s), "tests": tests[-1]["summary"], "date": when, "cpus": os.cpu_count(),
+            "made_by": {**git_state(clone), "how": "python -m replikit.tools.publish setup CLONE LOG"}}
+    _write(out / "setup.json", snap)
+    return snap
+
+
 def snapshot_name(paper: str, ladder: str, rung: str) -> str:
     """`rung-<paper>-<rung>` for a paper's `ladder:`, `rung-<paper>.<name>-<rung>` for `ladder_<name>:`."""
     return f"rung-{paper}{'.' + ladder if ladder else ''}-{rung}"
@@ -766,6 +795,10 @@ def main(argv: list[str] | None = None) -> int:
                                      "docs/published/runs/SCALE.jsonl.gz (tools.published_runs)")
     ru.add_argument("scale", choices=sorted(published_runs.CONFIGS))
     ru.add_argument("tree", type=Path, help="the run's output tree (holds results/)")
+    st = sub.add_parser("setup", help="what a fresh machine takes: install and the test command, from the "
+                                      "log of .ci/run on a fresh clone")
+    st.add_argument("clone", type=Path, help="the fresh clone CI ran in (at the commit it ran)")
+    st.add_argument("log", type=Path, help="the output of its .ci/run")
     rj = sub.add_parser("rejudge", help="judge a scale's committed runs again with today's code, redraw its "
                                         "figures and report, and publish its snapshot (trains nothing)")
     rj.add_argument("scale", choices=sorted(published_runs.CONFIGS))
@@ -788,6 +821,8 @@ def main(argv: list[str] | None = None) -> int:
         publish_rung(args.paper, args.rung, args.runs, args.ladder)
     elif args.action == "runs":
         published_runs.archive(args.scale, args.tree)
+    elif args.action == "setup":
+        publish_setup(args.clone, args.log)
     else:
         work = args.work or REPOSITORY / "scales" / f"rejudge-{args.scale}"
         if args.check:
