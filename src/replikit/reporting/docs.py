@@ -678,7 +678,7 @@ def block_setup(snaps: dict) -> str:
     where = f"commit {str(made['commit'])[:10]}" + (" with uncommitted changes" if made.get("dirty") else "")
     return (f"- **install and tests**: on a fresh clone at {where} ({s['date']}, a {s['cpus']}-CPU machine), "
             "the install (a fresh venv, torch from local disk, the package with its test extras) took "
-            f"{_minutes(s['install_s'])} and the test command {_minutes(s['tests_s'])} ({s['tests']}); "
+            f"{_minutes(s['install_s'])} and its tests {_minutes(s['tests_s'])} ({s['tests']}); "
             f"CI took {_minutes(s['ci_s'])} in all, of which {_minutes(s['slurm_s'])} set up the SLURM "
             f"test cluster and Chromium (`.ci/run`; `{made['how']}`).")
 

@@ -691,7 +691,8 @@ def publish_dag(config: str, out: Path = PUBLISHED) -> dict:
 # The lines of .ci/run's log that time a CI run (publish_setup): its own two, and pytest's summary.
 CI_SLURM = re.compile(r"^CI: SLURM test cluster and chromium ready after (\d+) s$", re.M)
 CI_DONE = re.compile(r"^CI: finished after (\d+) s \(exit (\d+)\)$", re.M)
-PYTEST_DONE = re.compile(r"^=+ (?P<summary>.*?) in (?P<s>[\d.]+)s(?: \([\d:]+\))? =+$", re.M)
+PYTEST_DONE = re.compile(r"^(?:=+ )?(?P<summary>\d+ (?:passed|failed|error)[^=\n]*?) in (?P<s>[\d.]+)s"
+                         r"(?: \([\d:]+\))?(?: =+)?$", re.M)  # with -q, without its rules
 
 
 def publish_setup(clone: Path, log: Path, out: Path = PUBLISHED) -> dict:
