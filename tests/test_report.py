@@ -238,9 +238,10 @@ def test_markdown_scorecard_rows_keep_their_cells_when_a_label_holds_a_pipe(root
     assert "\\|grad W_Q\\|" in text and "**replicated**" in rows[0]
 
 
-def _small_figure(results, paper: str, name: str, subset: bool) -> str:
-    """A one-panel figure of `paper` and its provenance, as rule <paper>_figure writes them."""
-    path = results / paper / "figures" / f"{name}.png"
+def _small_figure(results, paper: str, name: str, subset: bool, folder: str | None = None) -> str:
+    """A one-panel figure of `paper` and its provenance, as rule <paper>_figure writes them, under
+    results/<folder or paper>/figures/ (a folder such as "<paper>/on-<dataset>")."""
+    path = results / (folder or paper) / "figures" / f"{name}.png"
     fig, ax = plotting.new_figure(1)
     ax[0, 0].plot([0, 1], [1, 0])
     plotting.save(fig, path, name, "smoke", subset=subset)

@@ -17,7 +17,7 @@ from replikit.papers.glue import results_dir
 from replikit.reporting import plotting
 from replikit.reporting.report import earlier_sections, load_inputs, render, section_figures, section_in_tree
 from replikit.scoring.claims import SCORECARD_FORMAT
-from tests.test_report import _card, _claim
+from tests.test_report import _card, _claim, _small_figure
 
 
 def test_a_paper_on_another_dataset_writes_its_figures_and_scorecard_in_a_folder_of_their_own():
@@ -43,20 +43,6 @@ def test_the_stream_deviation_names_the_data_it_permutes():
     assert cl.shown_settings({"stream": "split_cifar10", "dataset": "blobs"})["stream"] == "split blobs"
 
 
-def _figure(folder: Path, paper: str, name: str) -> str:
-    """A one-panel figure of `paper` in `folder`/figures with its provenance, as rule <p>_figure writes."""
-    path = folder / "figures" / f"{name}.png"
-    fig, ax = plotting.new_figure(1)
-    ax[0, 0].plot([0, 1], [1, 0])
-    plotting.save(fig, path, name, "smoke", subset=False)
-    plt.close("all")
-    write_json(path.with_suffix(".provenance.json"), {
-        "paper": paper, "caption": f"{name} caption.", "rule": "r", "script": "s.py", "scale": "smoke",
-        "subset": False, "subset_title": "", "git_commit": "688b9efae291", "devices": ["cpu"], "host": "h",
-        "packages": {"torch": "2"}, "config": {"paper": paper}})
-    return str(path)
-
-
 def test_one_report_shows_two_datasets_of_a_paper_and_marks_an_earlier_calls_section(root, tmp_path):
     results = tmp_path / "results"
     sha = "688b9efae291b214a44c2f28e2ad1a989eca9852"
@@ -76,8 +62,8 @@ def test_one_report_shows_two_datasets_of_a_paper_and_marks_an_earlier_calls_sec
 
     earlier = earlier_sections([str(own)], results, scale="smoke")
     assert earlier == [blobs.as_posix()]
-    _figure(blobs.parent, "papera", "fig")
-    figures = [_figure(own.parent, "papera", "fig"), *section_figures(earlier)]
+    _small_figure(results, "papera", "fig", False, folder="papera/on-blobs")
+    figures = [_small_figure(results, "papera", "fig", False), *section_figures(earlier)]
     assert figures[1].endswith("papera/on-blobs/figures/fig.png")
     shown = [str(own), *earlier]
     forests = [str(results / "report" / "forest" / f"{section_in_tree(c)}.png") for c in shown]

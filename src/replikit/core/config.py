@@ -276,6 +276,11 @@ def unknown_key_lines(error: jsonschema.ValidationError, scale: str, schema_path
     return lines
 
 
+# The folder under results/<paper>/ of a paper's figures, tables and scorecard on a dataset other than
+# its block's own: results/<paper>/on-<dataset>/ (papers.glue.results_dir; the report's sections).
+ON_DATASET = "on-"
+
+
 def check_tree_scale(results: Path, scale: str, outdir: str) -> None:
     """Stop when the output tree's `results/` holds another scale's scorecards (a run here would rerun
     and overwrite them): name the scale found and the one-line move that puts them in their own tree."""
@@ -283,7 +288,7 @@ def check_tree_scale(results: Path, scale: str, outdir: str) -> None:
 
     found = set()
     # a paper's own scorecard, and one on another dataset (results/<paper>/on-<dataset>/)
-    for card in sorted([*results.glob("*/claims.json"), *results.glob("*/on-*/claims.json")]):
+    for card in sorted([*results.glob("*/claims.json"), *results.glob(f"*/{ON_DATASET}*/claims.json")]):
         try:
             found.add(json.loads(card.read_text()).get("scale"))
         except (OSError, ValueError):

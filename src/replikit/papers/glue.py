@@ -12,6 +12,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from replikit.core.config import ON_DATASET
 from replikit.data.datasets import data_label, subset_title
 from replikit.papers.interface import DeclarationError, Job, Paper, Stage, Wildcards, claim_figure_errors
 from replikit.papers.registry import get, paper_of_job, register_config_datasets, stage_of_job
@@ -245,11 +246,6 @@ def on_own_data(config: dict, paper: str) -> bool:
     return get(paper).dataset(config[paper], None) == own_dataset(paper, config.get("scale", "default"))
 
 
-# The folder, under a paper's results/<paper>/, of its figures, tables and scorecard on a dataset other
-# than its block's own: results/<paper>/on-<dataset>/ (issue 86), so two datasets never share them.
-ON = "on-"
-
-
 def results_dir(config: dict, paper: Paper) -> str:
     """Where `paper`'s figures, tables and scorecard go at this config: results/<paper> on the data its
     own block names (`on_own_data`), results/<paper>/on-<dataset> on another, so that a run on another
@@ -258,7 +254,7 @@ def results_dir(config: dict, paper: Paper) -> str:
     the paper's dataset (continual learning's split_cifar10) is the paper's setting, not another's."""
     if paper.name not in config or config.get("ladder_rung") or on_own_data(config, paper.name):
         return paper.results
-    return f"{paper.results}/{ON}{paper.dataset(config[paper.name], None)}"
+    return f"{paper.results}/{ON_DATASET}{paper.dataset(config[paper.name], None)}"
 
 
 def fresh_seeds(config: dict, paper: str) -> list[dict]:

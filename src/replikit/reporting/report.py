@@ -19,6 +19,7 @@ from pathlib import Path
 import jinja2
 import markupsafe
 
+from replikit.core.config import ON_DATASET
 from replikit.core.io import read_json, write_text
 from replikit.core.text import human
 from replikit.data.datasets import subset_title
@@ -424,11 +425,6 @@ def load_ladder(path: str) -> dict:
             "figure": base64.b64encode(png.read_bytes()).decode() if png.is_file() else None}
 
 
-# A section's folder under results/ on a dataset other than its paper's own: <paper>/on-<dataset>
-# (replikit.papers.glue.results_dir); the report names that section "<paper>@<dataset>".
-ON = "on-"
-
-
 def section_folder(path: str | Path) -> Path:
     """The folder of the section a scorecard (…/claims.json) or figure (…/figures/<name>.png) is in:
     results/<paper> or results/<paper>/on-<dataset>."""
@@ -441,26 +437,26 @@ def section_of(paper: str, path: str | Path) -> str:
     paper's own data, "<paper>@<dataset>" on another, so that two datasets of one paper never share
     an anchor or a row."""
     folder = section_folder(path)
-    return f"{paper}@{folder.name[len(ON):]}" if folder.name.startswith(ON) else paper
+    return f"{paper}@{folder.name[len(ON_DATASET):]}" if folder.name.startswith(ON_DATASET) else paper
 
 
 def section_in_tree(path: str | Path) -> str:
     """The section of a scorecard at results/<paper>[/on-<dataset>]/claims.json, from its path alone
     (how the report rule names its forest plot before the scorecard exists)."""
     folder = section_folder(path)
-    return section_of(folder.parent.name if folder.name.startswith(ON) else folder.name, path)
+    return section_of(folder.parent.name if folder.name.startswith(ON_DATASET) else folder.name, path)
 
 
 def section_dir(section: str) -> str:
     """A section's folder relative to results/ (how the Markdown report links its figures)."""
     paper, _, dataset = section.partition("@")
-    return f"{paper}/{ON}{dataset}" if dataset else paper
+    return f"{paper}/{ON_DATASET}{dataset}" if dataset else paper
 
 
 def scorecards_in(results: Path) -> list[Path]:
     """Every scorecard under `results`: results/<paper>/claims.json and, on datasets other than a
     paper's own, results/<paper>/on-<dataset>/claims.json."""
-    return sorted([*results.glob("*/claims.json"), *results.glob(f"*/{ON}*/claims.json")])
+    return sorted([*results.glob("*/claims.json"), *results.glob(f"*/{ON_DATASET}*/claims.json")])
 
 
 def earlier_sections(made: list[str], results: Path = Path("results"), scale: str | None = None) -> list[str]:
